@@ -1,0 +1,20 @@
+package dev.llmsidecar.export;
+
+import java.util.Set;
+
+/** Bounds the finish_reason label to the values servers document; anything else is "other". */
+final class FinishReasons {
+
+    private static final Set<String> KNOWN = Set.of("stop", "length", "tool_calls", "content_filter",
+            "function_call", "abort", "error");
+
+    private FinishReasons() {
+    }
+
+    static String label(String reason) {
+        if (reason == null) {
+            return "none";
+        }
+        return KNOWN.contains(reason) ? reason : "other";
+    }
+}

@@ -1,0 +1,285 @@
+package dev.llmsidecar.export;
+
+import dev.llmsidecar.config.SidecarConfig;
+import dev.llmsidecar.timeline.RequestResult;
+import dev.llmsidecar.timeline.RequestTimeline;
+import dev.llmsidecar.timeline.TokenCountSource;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+
+/**
+ * The Prometheus (Micrometer) side of the sidecar. Every series here is specified in docs/metrics.md; change
+ * both together. Meters are cached per label set so recording on the event loop is a map lookup plus
+ * lock-free histogram updates.
+ */
+public final class LlmMetrics {
+
+    private final MeterRegistry registry;
+    private final ModelLabels models;
+    private final Duration[] latencyBuckets;
+    private final double[] tokenBuckets;
+
+    private final Map<LiveKey, Live> live = new ConcurrentHashMap<>();
+    private final Map<EndKey, End> end = new ConcurrentHashMap<>();
+    private final Map<String, Counter> simpleCounters = new ConcurrentHashMap<>();
+
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final AtomicInteger waitingFirstToken = new AtomicInteger();
+    private final Timer chunkWriteDelay;
+
+    public LlmMetrics(MeterRegistry registry, SidecarConfig.Metrics config) {
+        this.registry = registry;
+        this.models = new ModelLabels(config.maxModels(), config.pinnedModels().orElse(List.of()));
+        this.latencyBuckets = config.latencyBuckets().stream()
+                .map(s -> Duration.ofNanos(Math.round(s * 1e9))).toArray(Duration[]::new);
+        this.tokenBuckets = config.tokenBuckets().stream().mapToDouble(Double::doubleValue).toArray();
+        Gauge.builder("llm_sidecar.requests_in_flight", inFlight, AtomicInteger::get)
+                .description("LLM requests received and not yet finished").register(registry);
+        Gauge.builder("llm_sidecar.requests_waiting_first_token", waitingFirstToken, AtomicInteger::get)
+                .description("LLM requests received that have no token yet (queued or prefilling upstream)")
+                .register(registry);
+        this.chunkWriteDelay = latencyTimer("llm_sidecar.chunk_write_delay", Tags.empty(),
+                "Time from a response chunk's arrival from upstream until it was written to the client socket");
+    }
+
+    /** The model label for a request model name (bounded; see {@link ModelLabels}). */
+    public String modelLabel(String model) {
+        return models.label(model);
+    }
+
+    /** Starts the live part of an LLM request: in-flight and waiting gauges, TTFT / chunk timers. */
+    public RequestTimeline.LiveListener requestStarted(String model, String operation, boolean streaming) {
+        inFlight.incrementAndGet();
+        waitingFirstToken.incrementAndGet();
+        return new LiveRequest(live.computeIfAbsent(new LiveKey(model, operation, streaming), this::newLive));
+    }
+
+    /** Records everything that is final only when the request ended. */
+    public void requestFinished(String model, String operation, RequestTimeline.LiveListener listener,
+            RequestResult r) {
+        inFlight.decrementAndGet();
+        ((LiveRequest) listener).release();
+        End m = end.computeIfAbsent(new EndKey(model, operation, r.streaming(), r.outcome().label()), this::newEnd);
+        m.requests.increment();
+        m.duration.record(r.e2eNanos(), TimeUnit.NANOSECONDS);
+        if (!r.streaming() && r.ttftNanos() >= 0) {
+            // non-streaming: the whole answer is the first token (labelled streaming="false")
+            m.live.ttft.record(r.ttftNanos(), TimeUnit.NANOSECONDS);
+        }
+        if (r.upstreamHeadersNanos() >= 0) {
+            m.live.upstreamHeaders.record(r.upstreamHeadersNanos(), TimeUnit.NANOSECONDS);
+        }
+        if (r.tpotNanos() >= 0 && m.tpot != null) {
+            m.tpot.record(r.tpotNanos(), TimeUnit.NANOSECONDS);
+        }
+        if (m.itl != null) {
+            r.itl().forEach((sample, count) -> {
+                for (int i = 0; i < count; i++) {
+                    m.itl.record(sample, TimeUnit.NANOSECONDS);
+                }
+            });
+        }
+        if (r.promptTokens() >= 0) {
+            m.inputTokens.record(r.promptTokens());
+            m.inputTokensTotal.increment(r.promptTokens());
+        }
+        if (r.outputTokenSource() != TokenCountSource.NONE) {
+            m.outputTokens.record(r.outputTokens());
+            m.outputTokensTotal.increment(r.outputTokens());
+        }
+        if (r.cachedTokens() >= 0) {
+            m.cachedTokensTotal.increment(r.cachedTokens());
+        }
+        counter("llm_sidecar.output_token_source", "source", r.outputTokenSource().label(),
+                "Finished LLM requests by where their output token count came from").increment();
+        counter("llm_sidecar.finish_reasons", "finish_reason", FinishReasons.label(r.finishReason()),
+                "Finished LLM requests by finish_reason").increment();
+        if (r.undecodableChunks() > 0) {
+            counter("llm_sidecar.undecodable_chunks", "operation", operation,
+                    "Response chunks or bodies that could not be decoded (forwarded untouched)")
+                    .increment(r.undecodableChunks());
+        }
+    }
+
+    /** Arrival-to-written delay of one forwarded chunk. */
+    public void chunkWritten(long delayNanos) {
+        chunkWriteDelay.record(delayNanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** Every proxied request, LLM or not, by route kind and status class (e.g. "2xx", or "none" without response). */
+    public void httpRequest(String route, String statusClass) {
+        counter("llm_sidecar.http_requests", "route", route, "status_class", statusClass,
+                "Proxied HTTP requests by route (llm, other) and status class").increment();
+    }
+
+    public void usageInjected() {
+        counter("llm_sidecar.usage_injected", null, null,
+                "Streaming requests where the sidecar turned stream_options.include_usage on").increment();
+    }
+
+    public void usageChunkStripped() {
+        counter("llm_sidecar.usage_chunks_stripped", null, null,
+                "Injected usage-only chunks removed from the client stream").increment();
+    }
+
+    public void bodyNotInspected(String reason) {
+        counter("llm_sidecar.body_inspection_skipped", "reason", reason,
+                "LLM request bodies forwarded without inspection (not_json, too_large)").increment();
+    }
+
+    private Counter counter(String name, String tag, String value, String description) {
+        return counter(name, tag, value, null, null, description);
+    }
+
+    private Counter counter(String name, String tag1, String value1, String tag2, String value2,
+            String description) {
+        String key = name + '\0' + value1 + '\0' + value2;
+        return simpleCounters.computeIfAbsent(key, k -> {
+            Counter.Builder b = Counter.builder(name).description(description);
+            if (tag1 != null) {
+                b.tag(tag1, value1);
+            }
+            if (tag2 != null) {
+                b.tag(tag2, value2);
+            }
+            return b.register(registry);
+        });
+    }
+
+    private Timer latencyTimer(String name, Tags tags, String description) {
+        return Timer.builder(name).tags(tags).description(description)
+                .serviceLevelObjectives(latencyBuckets)
+                .publishPercentileHistogram(false)
+                .register(registry);
+    }
+
+    private DistributionSummary tokenSummary(String name, Tags tags, String description) {
+        return DistributionSummary.builder(name).tags(tags).description(description)
+                .serviceLevelObjectives(tokenBuckets)
+                .publishPercentileHistogram(false)
+                .register(registry);
+    }
+
+    private record LiveKey(String model, String operation, boolean streaming) {
+        Tags tags() {
+            return Tags.of("model", model, "operation", operation, "streaming", Boolean.toString(streaming));
+        }
+    }
+
+    private record EndKey(String model, String operation, boolean streaming, String outcome) {
+    }
+
+    /** Meters recorded while a request runs (no outcome label: it is not known yet). */
+    private static final class Live {
+        Timer ttft;
+        Timer ttfc;
+        Timer chunkGap;
+        Timer upstreamHeaders;
+    }
+
+    private Live newLive(LiveKey k) {
+        Live l = new Live();
+        Tags tags = k.tags();
+        l.ttft = latencyTimer("gen_ai.server.time_to_first_token", tags,
+                "Request received to first token-bearing chunk (content, reasoning or tool call)");
+        if (k.streaming()) {
+            l.ttfc = latencyTimer("gen_ai.client.operation.time_to_first_chunk", tags,
+                    "Request received to first chunk of any kind (role-only prelude included)");
+            l.chunkGap = latencyTimer("gen_ai.client.operation.time_per_output_chunk", tags,
+                    "Raw gap between successive token-bearing chunks");
+        }
+        l.upstreamHeaders = latencyTimer("llm_sidecar.time_to_upstream_headers", tags,
+                "Request received to upstream response headers");
+        return l;
+    }
+
+    private static final class End {
+        Live live;
+        Counter requests;
+        Timer duration;
+        Timer tpot;
+        Timer itl;
+        DistributionSummary inputTokens;
+        DistributionSummary outputTokens;
+        Counter inputTokensTotal;
+        Counter outputTokensTotal;
+        Counter cachedTokensTotal;
+    }
+
+    private End newEnd(EndKey k) {
+        End e = new End();
+        e.live = live.computeIfAbsent(new LiveKey(k.model(), k.operation(), k.streaming()), this::newLive);
+        Tags tags = Tags.of("model", k.model(), "operation", k.operation(), "streaming",
+                Boolean.toString(k.streaming()), "outcome", k.outcome());
+        e.requests = Counter.builder("llm_sidecar.requests").tags(tags)
+                .description("Finished LLM requests").register(registry);
+        e.duration = latencyTimer("gen_ai.server.request.duration", tags,
+                "Request received to last token chunk (successful streams) or to end of response");
+        if (k.streaming()) {
+            e.tpot = latencyTimer("gen_ai.server.time_per_output_token", tags,
+                    "Per request: (e2e - ttft) / (output_tokens - 1)");
+            e.itl = latencyTimer("llm_sidecar.inter_token_latency", tags,
+                    "Token-weighted inter-token latency: k samples of gap/k for a chunk carrying k tokens");
+        }
+        Tags modelOp = Tags.of("model", k.model(), "operation", k.operation());
+        e.inputTokens = tokenSummary("gen_ai.client.token.usage", modelOp.and("token_type", "input"),
+                "Tokens per request by type");
+        e.outputTokens = tokenSummary("gen_ai.client.token.usage", modelOp.and("token_type", "output"),
+                "Tokens per request by type");
+        Function<String, Counter> tokens = type -> Counter.builder("llm_sidecar.tokens")
+                .tags(modelOp.and("token_type", type)).description("Tokens of finished LLM requests by type")
+                .register(registry);
+        e.inputTokensTotal = tokens.apply("input");
+        e.outputTokensTotal = tokens.apply("output");
+        e.cachedTokensTotal = tokens.apply("cached_input");
+        return e;
+    }
+
+    /** Per-request live recorder; decrements the waiting gauge exactly once. */
+    private final class LiveRequest implements RequestTimeline.LiveListener {
+        private final Live meters;
+        private boolean waiting = true;
+
+        LiveRequest(Live meters) {
+            this.meters = meters;
+        }
+
+        @Override
+        public void onFirstChunk(long ttfcNanos) {
+            if (meters.ttfc != null) {
+                meters.ttfc.record(ttfcNanos, TimeUnit.NANOSECONDS);
+            }
+        }
+
+        @Override
+        public void onFirstToken(long ttftNanos) {
+            meters.ttft.record(ttftNanos, TimeUnit.NANOSECONDS);
+            release();
+        }
+
+        @Override
+        public void onChunkGap(long gapNanos) {
+            if (meters.chunkGap != null) {
+                meters.chunkGap.record(gapNanos, TimeUnit.NANOSECONDS);
+            }
+        }
+
+        void release() {
+            if (waiting) {
+                waiting = false;
+                waitingFirstToken.decrementAndGet();
+            }
+        }
+    }
+}

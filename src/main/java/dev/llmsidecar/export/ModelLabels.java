@@ -1,0 +1,51 @@
+package dev.llmsidecar.export;
+
+import java.util.Collection;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Bounds the {@code model} label: pinned names always pass, the first {@code max} other names seen pass, any
+ * later name becomes {@value #OTHER}. Model names come from request bodies, so without a cap any client could
+ * create unbounded series.
+ */
+public final class ModelLabels {
+
+    public static final String OTHER = "other";
+    public static final String UNKNOWN = "unknown";
+    private static final int MAX_LENGTH = 128;
+
+    private final Set<String> pinned;
+    private final Set<String> admitted = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger admittedCount = new AtomicInteger();
+    private final int max;
+
+    public ModelLabels(int max, Collection<String> pinned) {
+        this.max = max;
+        this.pinned = Set.copyOf(pinned);
+    }
+
+    /** The label value for a request's model (null or blank: "unknown"). */
+    public String label(String model) {
+        if (model == null || model.isBlank()) {
+            return UNKNOWN;
+        }
+        if (model.length() > MAX_LENGTH) {
+            return OTHER;
+        }
+        if (pinned.contains(model) || admitted.contains(model)) {
+            return model;
+        }
+        // reserve a slot first so concurrent callers can never admit more than max names
+        if (admittedCount.incrementAndGet() <= max) {
+            if (admitted.add(model)) {
+                return model;
+            }
+            admittedCount.decrementAndGet();
+            return model;
+        }
+        admittedCount.decrementAndGet();
+        return OTHER;
+    }
+}

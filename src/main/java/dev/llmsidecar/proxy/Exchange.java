@@ -1,0 +1,370 @@
+package dev.llmsidecar.proxy;
+
+import dev.llmsidecar.export.ModelLabels;
+import dev.llmsidecar.timeline.Outcome;
+import dev.llmsidecar.timeline.RequestTimeline;
+import dev.llmsidecar.wire.LlmOperation;
+import dev.llmsidecar.wire.StreamDecoder;
+import dev.llmsidecar.wire.openai.InspectedRequest;
+import dev.llmsidecar.wire.openai.OpenAiJsonDecoder;
+import dev.llmsidecar.wire.openai.OpenAiSseDecoder;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.vertx.core.AsyncResult;
+import io.vertx.core.Future;
+import io.vertx.core.MultiMap;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClientRequest;
+import io.vertx.core.http.HttpClientResponse;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.http.RequestOptions;
+import java.util.Set;
+import java.util.concurrent.TimeoutException;
+import org.jboss.logging.Logger;
+
+/**
+ * One client request and its upstream twin, from arrival to the last byte. All callbacks run on the client
+ * connection's event loop. This is where response chunks are timestamped ({@link #onUpstreamChunk}).
+ */
+final class Exchange {
+
+    private static final Logger LOG = Logger.getLogger(Exchange.class);
+    private static final Set<String> SKIP_ALWAYS = Set.of("host", "expect");
+    private static final Set<String> SKIP_WITH_NEW_BODY = Set.of("host", "expect", "content-length");
+
+    private final ProxyHandler proxy;
+    private final HttpServerRequest request;
+    private final HttpServerResponse response;
+    private final long receivedNanos;
+    private final LlmOperation operation;
+
+    private HttpClientRequest upstreamRequest;
+    private HttpClientResponse upstreamResponse;
+    private Future<Void> lastWrite = Future.succeededFuture();
+    private boolean clientGone;
+    private long lastUpstreamActivity;
+    private long idleTimer = -1;
+    private boolean pausedForClient;
+    private boolean finished;
+    private int status;
+
+    // LLM calls only
+    private String model = ModelLabels.UNKNOWN;
+    private boolean streamRequested;
+    private boolean usageInjected;
+    private RequestTimeline timeline;
+    private RequestTimeline.LiveListener live;
+    private StreamDecoder decoder;
+    private OpenAiSseDecoder sseDecoder;
+
+    Exchange(ProxyHandler proxy, HttpServerRequest request, long receivedNanos, LlmOperation operation) {
+        this.proxy = proxy;
+        this.request = request;
+        this.response = request.response();
+        this.receivedNanos = receivedNanos;
+        this.operation = operation;
+    }
+
+    void start() {
+        response.closeHandler(v -> onClientGone());
+        request.exceptionHandler(t -> onClientGone());
+        if ("100-continue".equalsIgnoreCase(request.getHeader(HttpHeaders.EXPECT))) {
+            response.writeContinue();
+        }
+        if (!hasBody()) {
+            if (operation != null) {
+                startTimeline(false);
+            }
+            sendUpstream(null, null, SKIP_ALWAYS);
+        } else if (operation != null) {
+            readLlmBody();
+        } else {
+            sendUpstream(null, request, SKIP_ALWAYS);
+        }
+    }
+
+    private boolean hasBody() {
+        String length = request.getHeader(HttpHeaders.CONTENT_LENGTH);
+        return request.getHeader(HttpHeaders.TRANSFER_ENCODING) != null
+                || (length != null && !length.equals("0"));
+    }
+
+    /** Reads an LLM request body (bounded) to learn model/stream and inject include_usage. */
+    private void readLlmBody() {
+        int max = proxy.config.llm().maxInspectedBodyBytes();
+        Buffer body = Buffer.buffer();
+        request.handler(chunk -> {
+            body.appendBuffer(chunk);
+            if (body.length() > max) {
+                // too large to inspect: forward what we have and stream the rest untouched
+                request.pause();
+                request.handler(null);
+                request.endHandler(null);
+                proxy.metrics.bodyNotInspected("too_large");
+                sendUpstream(body, request, SKIP_ALWAYS);
+            }
+        });
+        request.endHandler(v -> {
+            InspectedRequest inspected = proxy.inspector.inspect(body, proxy.config.llm().injectIncludeUsage());
+            if (!inspected.decodable()) {
+                proxy.metrics.bodyNotInspected("not_json");
+            }
+            model = proxy.metrics.modelLabel(inspected.model());
+            streamRequested = inspected.stream();
+            usageInjected = inspected.usageInjected();
+            if (usageInjected) {
+                proxy.metrics.usageInjected();
+            }
+            startTimeline(streamRequested);
+            sendUpstream(inspected.upstreamBody(), null, usageInjected ? SKIP_WITH_NEW_BODY : SKIP_ALWAYS);
+        });
+        request.resume();
+    }
+
+    private void startTimeline(boolean streaming) {
+        if (timeline == null) {
+            live = proxy.metrics.requestStarted(model, operation.label(), streaming);
+            timeline = new RequestTimeline(receivedNanos, streaming, live);
+        }
+    }
+
+    /**
+     * @param body bytes to send (the whole body, or its first part when {@code rest} follows)
+     * @param rest the rest of the body, streamed with backpressure
+     */
+    private void sendUpstream(Buffer body, io.vertx.core.streams.ReadStream<Buffer> rest, Set<String> skip) {
+        MultiMap headers = HttpHeaders.headers();
+        ForwardedHeaders.copy(request.headers(), headers, skip);
+        headers.set(HttpHeaderNames.HOST, proxy.config.upstream().preserveHost() && request.authority() != null
+                ? request.authority().toString() : proxy.target.authority());
+        RequestOptions options = new RequestOptions()
+                .setMethod(request.method())
+                .setURI(proxy.target.requestUri(request.uri()))
+                .setHeaders(headers);
+        armIdleTimer();
+        proxy.client.request(options).onComplete(ar -> {
+            if (ar.failed()) {
+                onUpstreamFailedBeforeResponse(ar.cause());
+                return;
+            }
+            upstreamRequest = ar.result();
+            if (clientGone) {
+                upstreamRequest.reset();
+                return;
+            }
+            upstreamRequest.response().onComplete(this::onUpstreamResponse);
+            upstreamRequest.exceptionHandler(this::onUpstreamFailedBeforeResponse);
+            if (rest != null) {
+                if (!headers.contains(HttpHeaders.CONTENT_LENGTH)) {
+                    upstreamRequest.setChunked(true);
+                }
+                if (body != null) {
+                    upstreamRequest.write(body);
+                }
+                rest.pipeTo(upstreamRequest);
+            } else if (body != null) {
+                upstreamRequest.end(body);
+            } else {
+                upstreamRequest.end();
+            }
+        });
+    }
+
+    private void onUpstreamResponse(AsyncResult<HttpClientResponse> ar) {
+        if (ar.failed()) {
+            onUpstreamFailedBeforeResponse(ar.cause());
+            return;
+        }
+        long now = System.nanoTime();
+        lastUpstreamActivity = now;
+        upstreamResponse = ar.result();
+        if (clientGone || finished) {
+            return;
+        }
+        status = upstreamResponse.statusCode();
+        response.setStatusCode(status);
+        response.setStatusMessage(upstreamResponse.statusMessage());
+        ForwardedHeaders.copy(upstreamResponse.headers(), response.headers(), Set.of());
+        boolean hasLength = upstreamResponse.headers().contains(HttpHeaders.CONTENT_LENGTH);
+        boolean bodyless = request.method() == HttpMethod.HEAD || status == 204 || status == 304
+                || (status >= 100 && status < 200);
+        if (!hasLength && !bodyless) {
+            response.setChunked(true);
+        }
+        if (operation != null) {
+            boolean eventStream = isEventStream(upstreamResponse.getHeader(HttpHeaders.CONTENT_TYPE));
+            startTimeline(eventStream);
+            timeline.onUpstreamHeaders(now);
+            if (status < 300) {
+                if (eventStream) {
+                    sseDecoder = new OpenAiSseDecoder(timeline, proxy.chunkParser, usageInjected && !hasLength,
+                            proxy.config.llm().maxHeldEventBytes());
+                    decoder = sseDecoder;
+                } else {
+                    decoder = new OpenAiJsonDecoder(timeline, proxy.chunkParser,
+                            proxy.config.llm().maxInspectedBodyBytes());
+                }
+            }
+        }
+        upstreamResponse.handler(this::onUpstreamChunk);
+        upstreamResponse.endHandler(v -> onUpstreamEnd());
+        upstreamResponse.exceptionHandler(this::onUpstreamBroken);
+        if (!hasLength && !bodyless) {
+            // send the head now: a streaming client sees the headers when the engine sends them, not with the
+            // first token
+            lastWrite = response.write(Buffer.buffer(0));
+        }
+    }
+
+    /**
+     * One timer per exchange, re-armed lazily: a stall (no response, or no bytes for the idle timeout) fails the
+     * request, while a busy stream costs no timer work per chunk.
+     */
+    private void armIdleTimer() {
+        long idleNanos = proxy.config.upstream().idleTimeout().toNanos();
+        lastUpstreamActivity = System.nanoTime();
+        idleTimer = proxy.vertx.setTimer(Math.max(1, idleNanos / 1_000_000), id -> checkIdle(idleNanos));
+    }
+
+    private void checkIdle(long idleNanos) {
+        if (finished || clientGone) {
+            return;
+        }
+        long quiet = System.nanoTime() - lastUpstreamActivity;
+        // a slow client pausing the upstream read is not an upstream stall
+        if (quiet >= idleNanos && !pausedForClient) {
+            TimeoutException timeout = new TimeoutException("no upstream data for " + quiet / 1_000_000 + " ms");
+            if (upstreamResponse == null) {
+                onUpstreamFailedBeforeResponse(timeout);
+            } else {
+                onUpstreamBroken(timeout);
+            }
+            return;
+        }
+        long wait = pausedForClient ? idleNanos : idleNanos - quiet;
+        idleTimer = proxy.vertx.setTimer(Math.max(1, wait / 1_000_000), id -> checkIdle(idleNanos));
+    }
+
+    /** The timestamping point: every read from upstream is stamped here, decoded, and forwarded. */
+    private void onUpstreamChunk(Buffer chunk) {
+        long arrived = System.nanoTime();
+        lastUpstreamActivity = arrived;
+        Buffer out = decoder == null ? chunk : decoder.onChunk(chunk, arrived);
+        if (out.length() > 0) {
+            lastWrite = response.write(out);
+            lastWrite.onSuccess(v -> proxy.metrics.chunkWritten(System.nanoTime() - arrived));
+        }
+        if (response.writeQueueFull()) {
+            // slow client: stop reading upstream until the client has drained what we hold
+            upstreamResponse.pause();
+            pausedForClient = true;
+            response.drainHandler(v -> {
+                pausedForClient = false;
+                lastUpstreamActivity = System.nanoTime();
+                upstreamResponse.resume();
+            });
+        }
+    }
+
+    private void onUpstreamEnd() {
+        if (finished || clientGone) {
+            return;
+        }
+        long now = System.nanoTime();
+        if (decoder != null) {
+            Buffer rest = decoder.onEnd(now);
+            if (rest.length() > 0) {
+                response.write(rest);
+            }
+        }
+        response.end();
+        finish(status >= 400 ? Outcome.UPSTREAM_ERROR : Outcome.OK, now);
+    }
+
+    private void onUpstreamBroken(Throwable cause) {
+        if (finished || clientGone) {
+            return;
+        }
+        LOG.debugf("upstream broke mid-response for %s %s: %s", request.method(), request.path(), cause.toString());
+        finish(Outcome.UPSTREAM_BROKEN, System.nanoTime());
+        if (upstreamRequest != null) {
+            upstreamRequest.reset();
+        }
+        // deliver what was received, then close: the client sees the same truncation it would have seen
+        lastWrite.onComplete(v -> response.reset());
+    }
+
+    private void onUpstreamFailedBeforeResponse(Throwable cause) {
+        if (finished || clientGone) {
+            return;
+        }
+        if (upstreamResponse != null) {
+            onUpstreamBroken(cause);
+            return;
+        }
+        boolean timeout = cause instanceof TimeoutException
+                || (cause.getMessage() != null && cause.getMessage().contains("timeout"));
+        int code = timeout ? 504 : 502;
+        LOG.debugf("upstream request failed for %s %s: %s", request.method(), request.path(), cause.toString());
+        status = code;
+        if (operation != null) {
+            startTimeline(streamRequested);
+        }
+        finish(Outcome.UPSTREAM_ERROR, System.nanoTime());
+        if (upstreamRequest != null) {
+            upstreamRequest.reset();
+        }
+        if (!response.headWritten()) {
+            response.setStatusCode(code)
+                    .putHeader(HttpHeaders.CONTENT_TYPE, "application/json")
+                    .putHeader("x-llm-sidecar-error", timeout ? "upstream_timeout" : "upstream_unreachable")
+                    .end("{\"error\":{\"message\":\"llm-sidecar: upstream " + (timeout ? "timed out" : "unreachable")
+                            + "\",\"type\":\"upstream_error\",\"code\":" + code + "}}");
+        } else {
+            response.reset();
+        }
+    }
+
+    private void onClientGone() {
+        if (finished || clientGone) {
+            return;
+        }
+        clientGone = true;
+        if (upstreamRequest != null) {
+            // cancel at once: closing the upstream connection makes the engine abort the generation
+            upstreamRequest.reset();
+        }
+        finish(Outcome.CLIENT_CANCELLED, System.nanoTime());
+    }
+
+    private void finish(Outcome outcome, long nanos) {
+        if (finished) {
+            return;
+        }
+        finished = true;
+        if (idleTimer >= 0) {
+            proxy.vertx.cancelTimer(idleTimer);
+        }
+        proxy.metrics.httpRequest(operation == null ? "other" : "llm", statusClass(status));
+        if (operation != null) {
+            if (timeline == null) {
+                startTimeline(streamRequested);
+            }
+            var result = timeline.finish(nanos, outcome, status);
+            proxy.metrics.requestFinished(model, operation.label(), live, result);
+            if (sseDecoder != null && sseDecoder.strippedEvents() > 0) {
+                proxy.metrics.usageChunkStripped();
+            }
+        }
+    }
+
+    private static String statusClass(int status) {
+        return status <= 0 ? "none" : (status / 100) + "xx";
+    }
+
+    private static boolean isEventStream(String contentType) {
+        return contentType != null && contentType.regionMatches(true, 0, "text/event-stream", 0, 17);
+    }
+}

@@ -1,0 +1,83 @@
+package dev.llmsidecar.sim;
+
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.RequestOptions;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.Random;
+
+/**
+ * Sends a mix of LLM requests (chat / completions, streaming or not, some asking for usage, two models, varied
+ * lengths, an occasional slow prefill and client error) through the proxy, so the demo shows live metrics.
+ * Bounded in concurrency; runs until {@link #stop()}.
+ */
+public final class DemoTraffic {
+
+    private final Vertx vertx;
+    private final HttpClient client;
+    private final double requestsPerSecond;
+    private final int maxConcurrency;
+    private final Random random = new Random(7);
+    private long timer = -1;
+    private int inFlight;
+
+    public DemoTraffic(Vertx vertx, String host, int port, double requestsPerSecond, int maxConcurrency) {
+        this.vertx = vertx;
+        this.requestsPerSecond = requestsPerSecond;
+        this.maxConcurrency = maxConcurrency;
+        this.client = vertx.createHttpClient(new HttpClientOptions().setDefaultHost(host).setDefaultPort(port)
+                .setMaxPoolSize(maxConcurrency));
+    }
+
+    public void start() {
+        long periodMs = Math.max(1, Math.round(1000 / requestsPerSecond));
+        timer = vertx.setPeriodic(1000, periodMs, id -> sendOne());
+    }
+
+    public void stop() {
+        if (timer >= 0) {
+            vertx.cancelTimer(timer);
+        }
+        client.close();
+    }
+
+    private void sendOne() {
+        if (inFlight >= maxConcurrency) {
+            return;
+        }
+        inFlight++;
+        double kind = random.nextDouble();
+        boolean chat = kind < 0.75;
+        boolean stream = kind < 0.6 || (kind >= 0.75 && kind < 0.9);
+        String model = random.nextDouble() < 0.7 ? "sim-llama-8b" : "sim-qwen-7b";
+        JsonObject body = new JsonObject().put("model", model).put("max_tokens", 8 + random.nextInt(120));
+        if (chat) {
+            body.put("messages", new JsonArray().add(new JsonObject().put("role", "user")
+                    .put("content", "Tell me about observability, part " + random.nextInt(1000))));
+        } else {
+            body.put("prompt", "Once upon a time " + random.nextInt(1000));
+        }
+        if (stream) {
+            body.put("stream", true);
+            if (random.nextDouble() < 0.3) {
+                body.put("stream_options", new JsonObject().put("include_usage", true));
+            }
+        }
+        RequestOptions options = new RequestOptions().setMethod(HttpMethod.POST)
+                .setURI(chat ? "/v1/chat/completions" : "/v1/completions")
+                .putHeader("content-type", "application/json");
+        double r = random.nextDouble();
+        if (r < 0.05) {
+            options.putHeader("x-sim-ttft-ms", Integer.toString(800 + random.nextInt(1500))); // slow prefill
+        } else if (r < 0.07) {
+            options.putHeader("x-sim-status", "400");
+        }
+        client.request(options)
+                .compose(req -> req.send(body.toBuffer()))
+                .compose(res -> res.body())
+                .onComplete(ar -> inFlight--);
+    }
+}

@@ -1,0 +1,92 @@
+package dev.llmsidecar.sim;
+
+import java.time.Duration;
+
+/**
+ * How the simulated engine behaves. Every value can also be overridden per request with an {@code x-sim-*}
+ * header (see {@link SimulatedEngine}).
+ *
+ * @param model served model name (also accepted: whatever model the request names)
+ * @param ttft prefill time: slot start to first token chunk
+ * @param interChunk time between token chunks
+ * @param jitter relative uniform jitter on ttft and each chunk interval (0 = exact schedule)
+ * @param tokensPerChunk tokens carried by each token chunk (speculative decoding / batching engines send several)
+ * @param outputTokens default output length when the request sets no max_tokens
+ * @param roleFirstChunk chat: send vLLM's role-only chunk ({"role":"assistant","content":""}) first, at slot start
+ * @param usageMode how usage is reported in streams
+ * @param cachedTokenRatio share of prompt tokens reported as prefix-cache hits
+ * @param slots requests generated concurrently; later ones queue (like max-num-seqs)
+ * @param crlf end SSE lines with CRLF instead of LF
+ * @param fixedCreated value of "created" (0: the current time), so outputs can be compared byte for byte
+ * @param seed random seed for jitter
+ */
+public record EngineBehaviour(String model, Duration ttft, Duration interChunk, double jitter, int tokensPerChunk,
+        int outputTokens, boolean roleFirstChunk, UsageMode usageMode, double cachedTokenRatio, int slots,
+        boolean crlf, long fixedCreated, long seed) {
+
+    /** How the engine reports usage in a stream. */
+    public enum UsageMode {
+        /** Only when the client set stream_options.include_usage: a final usage-only chunk (vLLM, OpenAI). */
+        SEPARATE_CHUNK,
+        /** When include_usage is set: usage attached to the chunk that carries finish_reason. */
+        ON_FINISH_CHUNK,
+        /** Never reports usage in streams. */
+        NEVER
+    }
+
+    /** A vLLM-like engine: 200 ms TTFT, 20 ms per token, role chunk first, usage when asked. */
+    public static EngineBehaviour defaults() {
+        return new EngineBehaviour("sim-llama-8b", Duration.ofMillis(200), Duration.ofMillis(20), 0.0, 1, 16, true,
+                UsageMode.SEPARATE_CHUNK, 0.0, 256, false, 0, 42);
+    }
+
+    public EngineBehaviour withTiming(Duration ttft, Duration interChunk) {
+        return new EngineBehaviour(model, ttft, interChunk, jitter, tokensPerChunk, outputTokens, roleFirstChunk,
+                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed);
+    }
+
+    public EngineBehaviour withJitter(double jitter) {
+        return new EngineBehaviour(model, ttft, interChunk, jitter, tokensPerChunk, outputTokens, roleFirstChunk,
+                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed);
+    }
+
+    public EngineBehaviour withTokensPerChunk(int tokensPerChunk) {
+        return new EngineBehaviour(model, ttft, interChunk, jitter, tokensPerChunk, outputTokens, roleFirstChunk,
+                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed);
+    }
+
+    public EngineBehaviour withOutputTokens(int outputTokens) {
+        return new EngineBehaviour(model, ttft, interChunk, jitter, tokensPerChunk, outputTokens, roleFirstChunk,
+                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed);
+    }
+
+    public EngineBehaviour withUsageMode(UsageMode usageMode) {
+        return new EngineBehaviour(model, ttft, interChunk, jitter, tokensPerChunk, outputTokens, roleFirstChunk,
+                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed);
+    }
+
+    public EngineBehaviour withCachedTokenRatio(double cachedTokenRatio) {
+        return new EngineBehaviour(model, ttft, interChunk, jitter, tokensPerChunk, outputTokens, roleFirstChunk,
+                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed);
+    }
+
+    public EngineBehaviour withSlots(int slots) {
+        return new EngineBehaviour(model, ttft, interChunk, jitter, tokensPerChunk, outputTokens, roleFirstChunk,
+                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed);
+    }
+
+    public EngineBehaviour withCrlf(boolean crlf) {
+        return new EngineBehaviour(model, ttft, interChunk, jitter, tokensPerChunk, outputTokens, roleFirstChunk,
+                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed);
+    }
+
+    public EngineBehaviour withFixedCreated(long fixedCreated) {
+        return new EngineBehaviour(model, ttft, interChunk, jitter, tokensPerChunk, outputTokens, roleFirstChunk,
+                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed);
+    }
+
+    public EngineBehaviour withRoleFirstChunk(boolean roleFirstChunk) {
+        return new EngineBehaviour(model, ttft, interChunk, jitter, tokensPerChunk, outputTokens, roleFirstChunk,
+                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed);
+    }
+}

@@ -1,0 +1,17 @@
+package dev.llmsidecar.sim;
+
+/**
+ * What the simulated engine did for one request, for tests and benchmarks. Times are System.nanoTime() values.
+ *
+ * @param id the response id
+ * @param body the request body as received
+ * @param arrivalNanos request fully received
+ * @param firstTokenSentNanos first token chunk written (-1: none)
+ * @param lastTokenSentNanos last token chunk written (-1: none)
+ * @param tokenChunksSent token chunks written
+ * @param cancelled the client connection closed before the response ended
+ * @param closedNanos when the engine saw the connection close (-1: not closed early)
+ */
+public record ServedRequest(String id, String body, long arrivalNanos, long firstTokenSentNanos,
+        long lastTokenSentNanos, int tokenChunksSent, boolean cancelled, long closedNanos) {
+}

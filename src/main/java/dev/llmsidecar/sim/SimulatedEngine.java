@@ -1,0 +1,443 @@
+package dev.llmsidecar.sim;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * An OpenAI-compatible inference server without a GPU: chat and text completions, streaming or not, on a known
+ * schedule, with a bounded number of generation slots (requests beyond them queue) and a vLLM-style
+ * {@code /metrics}. Used by the tests, the benchmark and the demo.
+ *
+ * <p>Per-request overrides (headers): {@code x-sim-ttft-ms}, {@code x-sim-inter-chunk-ms},
+ * {@code x-sim-output-tokens}, {@code x-sim-tokens-per-chunk}, {@code x-sim-status} (answer with this error
+ * status), {@code x-sim-fail-after-chunks} (close the connection after N token chunks),
+ * {@code x-sim-stall-after-chunks} (stop sending after N token chunks, keep the connection), and
+ * {@code x-request-id} (response id, for byte-exact comparisons).
+ */
+public final class SimulatedEngine {
+
+    private static final String[] WORDS = {"The", " quick", " brown", " fox", " jumps", " over", " the", " lazy",
+        " dog", ".", " Ünïcödé", " \"quoted\"", "\n", " 😀", " tab\t", " and"};
+
+    private final Vertx vertx;
+    private final EngineBehaviour behaviour;
+    private final Random random;
+    private final Deque<Runnable> queue = new ArrayDeque<>();
+    private final ConcurrentLinkedDeque<ServedRequest> served = new ConcurrentLinkedDeque<>();
+    private final AtomicLong ids = new AtomicLong();
+    private HttpServer server;
+    private int running;
+
+    // vLLM-style counters (event-loop confined writes, read by /metrics on the same loop)
+    private long promptTokensTotal;
+    private long generationTokensTotal;
+    private long prefixQueries;
+    private long prefixHits;
+    private long successTotal;
+
+    public SimulatedEngine(Vertx vertx, EngineBehaviour behaviour) {
+        this.vertx = vertx;
+        this.behaviour = behaviour;
+        this.random = new Random(behaviour.seed());
+    }
+
+    public EngineBehaviour behaviour() {
+        return behaviour;
+    }
+
+    /** Starts on host:port (0 = any free port); completes with the bound port. */
+    public Future<Integer> start(String host, int port) {
+        // one verticle-less server on one event loop: all engine state is confined to that loop
+        server = vertx.createHttpServer(new HttpServerOptions().setHost(host).setPort(port).setTcpNoDelay(true));
+        return server.requestHandler(this::handle).listen().map(HttpServer::actualPort);
+    }
+
+    public Future<Void> close() {
+        return server == null ? Future.succeededFuture() : server.close();
+    }
+
+    /** Requests served so far (newest last), bounded to the last 10 000. */
+    public List<ServedRequest> served() {
+        return new ArrayList<>(served);
+    }
+
+    public void clearServed() {
+        served.clear();
+    }
+
+    private void handle(HttpServerRequest req) {
+        String path = req.path();
+        switch (path) {
+            case "/v1/chat/completions", "/v1/completions" -> {
+                if (req.method().name().equals("POST")) {
+                    req.body().onSuccess(body -> generate(req, body, path.endsWith("chat/completions")));
+                } else {
+                    error(req.response(), 405, "method not allowed");
+                }
+            }
+            case "/v1/models" -> req.response().putHeader("content-type", "application/json")
+                    .end(new JsonObject().put("object", "list").put("data", new JsonArray().add(new JsonObject()
+                            .put("id", behaviour.model()).put("object", "model").put("owned_by", "sim"))).encode());
+            case "/metrics" -> req.response().putHeader("content-type", "text/plain; version=0.0.4")
+                    .end(metricsText());
+            case "/health" -> req.response().end();
+            default -> {
+                if (path.startsWith("/echo")) {
+                    echo(req);
+                } else {
+                    error(req.response(), 404, "not found: " + path);
+                }
+            }
+        }
+    }
+
+    /** Echoes method, path, headers and body: lets tests see exactly what the proxy sent upstream. */
+    private void echo(HttpServerRequest req) {
+        req.body().onSuccess(body -> {
+            JsonObject headers = new JsonObject();
+            req.headers().forEach(e -> headers.put(e.getKey().toLowerCase(java.util.Locale.ROOT), e.getValue()));
+            req.response().putHeader("content-type", "application/json").putHeader("x-sim-echo", "1")
+                    .end(new JsonObject().put("method", req.method().name()).put("uri", req.uri())
+                            .put("headers", headers).put("bodyLength", body.length())
+                            .put("bodySha", Integer.toHexString(java.util.Arrays.hashCode(body.getBytes()))).encode());
+        });
+    }
+
+    private void generate(HttpServerRequest req, Buffer body, boolean chat) {
+        long arrival = System.nanoTime();
+        int errorStatus = intHeader(req, "x-sim-status", 0);
+        if (errorStatus >= 400) {
+            error(req.response(), errorStatus, "simulated error " + errorStatus);
+            return;
+        }
+        JsonObject json;
+        try {
+            json = body.toJsonObject();
+        } catch (RuntimeException e) {
+            error(req.response(), 400, "request body is not a JSON object");
+            return;
+        }
+        Generation g = new Generation(req, body.toString(), json, chat, arrival);
+        if (running < behaviour.slots()) {
+            running++;
+            g.begin();
+        } else {
+            queue.add(g::begin);
+        }
+    }
+
+    private void releaseSlot() {
+        Runnable next = queue.poll();
+        if (next != null) {
+            next.run();
+        } else {
+            running--;
+        }
+    }
+
+    /** One request being generated. */
+    private final class Generation {
+        final HttpServerRequest req;
+        final HttpServerResponse res;
+        final String body;
+        final boolean chat;
+        final boolean stream;
+        final boolean includeUsage;
+        final boolean continuousUsage;
+        final String model;
+        final String id;
+        final long created;
+        final int outputTokens;
+        final int tokensPerChunk;
+        final long ttftNanos;
+        final long interChunkNanos;
+        final int failAfter;
+        final int stallAfter;
+        final int promptTokens;
+        final int cachedTokens;
+        final long arrival;
+        final String eol;
+        long slotStart;
+        int tokensSent;
+        int chunksSent;
+        long timer = -1;
+        long firstSent = -1;
+        long lastSent = -1;
+        boolean closed;
+        boolean done;
+
+        Generation(HttpServerRequest req, String body, JsonObject json, boolean chat, long arrival) {
+            this.req = req;
+            this.res = req.response();
+            this.body = body;
+            this.chat = chat;
+            this.arrival = arrival;
+            this.stream = json.getBoolean("stream", false);
+            JsonObject so = json.getJsonObject("stream_options");
+            this.includeUsage = so != null && so.getBoolean("include_usage", false);
+            this.continuousUsage = so != null && so.getBoolean("continuous_usage_stats", false);
+            this.model = json.getString("model", behaviour.model());
+            String rid = req.getHeader("x-request-id");
+            this.id = (chat ? "chatcmpl-" : "cmpl-") + (rid != null ? rid : "sim" + ids.incrementAndGet());
+            this.created = behaviour.fixedCreated() > 0 ? behaviour.fixedCreated() : System.currentTimeMillis() / 1000;
+            Integer maxTokens = json.getInteger("max_tokens", json.getInteger("max_completion_tokens"));
+            this.outputTokens = intHeader(req, "x-sim-output-tokens",
+                    maxTokens != null ? maxTokens : behaviour.outputTokens());
+            this.tokensPerChunk = Math.max(1, intHeader(req, "x-sim-tokens-per-chunk", behaviour.tokensPerChunk()));
+            this.ttftNanos = intHeader(req, "x-sim-ttft-ms", -1) >= 0
+                    ? intHeader(req, "x-sim-ttft-ms", 0) * 1_000_000L : behaviour.ttft().toNanos();
+            this.interChunkNanos = intHeader(req, "x-sim-inter-chunk-ms", -1) >= 0
+                    ? intHeader(req, "x-sim-inter-chunk-ms", 0) * 1_000_000L : behaviour.interChunk().toNanos();
+            this.failAfter = intHeader(req, "x-sim-fail-after-chunks", -1);
+            this.stallAfter = intHeader(req, "x-sim-stall-after-chunks", -1);
+            this.promptTokens = Math.max(1, body.length() / 4);
+            this.cachedTokens = (int) (promptTokens * behaviour.cachedTokenRatio()) / 16 * 16;
+            this.eol = behaviour.crlf() ? "\r\n" : "\n";
+            res.closeHandler(v -> onClosed());
+        }
+
+        void begin() {
+            slotStart = System.nanoTime();
+            if (closed) {
+                releaseSlot();
+                return;
+            }
+            prefixQueries += promptTokens;
+            prefixHits += cachedTokens;
+            promptTokensTotal += promptTokens;
+            if (!stream) {
+                schedule(slotStart + jittered(ttftNanos) + (long) (Math.ceil(outputTokens / (double) tokensPerChunk) - 1)
+                        * interChunkNanos, this::sendWhole);
+                return;
+            }
+            res.setChunked(true).putHeader("content-type", "text/event-stream; charset=utf-8")
+                    .putHeader("cache-control", "no-cache");
+            res.write(Buffer.buffer(0));
+            if (chat && behaviour.roleFirstChunk()) {
+                JsonObject delta = new JsonObject().put("role", "assistant").put("content", "");
+                sendEvent(chunk(delta, null, null));
+            }
+            long first = slotStart + jittered(ttftNanos);
+            schedule(first, () -> sendTokens(first));
+        }
+
+        void sendTokens(long scheduledAt) {
+            if (closed) {
+                return;
+            }
+            if (stallAfter >= 0 && chunksSent >= stallAfter) {
+                return; // keep the connection open, send nothing more
+            }
+            if (failAfter >= 0 && chunksSent >= failAfter) {
+                finishGeneration();
+                res.reset(); // abrupt close mid-stream
+                return;
+            }
+            int n = Math.min(tokensPerChunk, outputTokens - tokensSent);
+            String text = text(tokensSent, n);
+            tokensSent += n;
+            chunksSent++;
+            boolean last = tokensSent >= outputTokens;
+            String finish = last ? "length" : null;
+            JsonObject usage = null;
+            if (continuousUsage && includeUsage) {
+                usage = usage(tokensSent);
+            } else if (last && includeUsage && behaviour.usageMode() == EngineBehaviour.UsageMode.ON_FINISH_CHUNK) {
+                usage = usage(tokensSent);
+            }
+            JsonObject delta = chat ? new JsonObject().put("content", text) : null;
+            JsonObject event = chunk(delta, chat ? null : text, finish);
+            if (usage != null) {
+                event.put("usage", usage);
+            }
+            sendEvent(event);
+            long now = System.nanoTime();
+            if (firstSent < 0) {
+                firstSent = now;
+            }
+            lastSent = now;
+            if (!last) {
+                long next = scheduledAt + jittered(interChunkNanos);
+                schedule(next, () -> sendTokens(next));
+                return;
+            }
+            if (includeUsage && behaviour.usageMode() == EngineBehaviour.UsageMode.SEPARATE_CHUNK) {
+                sendEvent(new JsonObject().put("id", id).put("object", chat ? "chat.completion.chunk" : "text_completion")
+                        .put("created", created).put("model", model).put("choices", new JsonArray())
+                        .put("usage", usage(tokensSent)));
+            }
+            res.write("data: [DONE]" + eol + eol);
+            res.end();
+            successTotal++;
+            finishGeneration();
+        }
+
+        void sendWhole() {
+            if (closed) {
+                return;
+            }
+            String text = text(0, outputTokens);
+            JsonObject choice = new JsonObject().put("index", 0);
+            if (chat) {
+                choice.put("message", new JsonObject().put("role", "assistant").put("content", text));
+            } else {
+                choice.put("text", text);
+            }
+            choice.putNull("logprobs").put("finish_reason", "length");
+            JsonObject response = new JsonObject().put("id", id)
+                    .put("object", chat ? "chat.completion" : "text_completion").put("created", created)
+                    .put("model", model).put("choices", new JsonArray().add(choice)).put("usage", usage(outputTokens));
+            tokensSent = outputTokens;
+            firstSent = lastSent = System.nanoTime();
+            res.putHeader("content-type", "application/json").end(response.encode());
+            successTotal++;
+            finishGeneration();
+        }
+
+        JsonObject chunk(JsonObject delta, String text, String finish) {
+            JsonObject choice = new JsonObject().put("index", 0);
+            if (delta != null) {
+                choice.put("delta", delta);
+            } else {
+                choice.put("text", text);
+            }
+            choice.putNull("logprobs");
+            choice.put("finish_reason", finish);
+            return new JsonObject().put("id", id).put("object", chat ? "chat.completion.chunk" : "text_completion")
+                    .put("created", created).put("model", model).put("choices", new JsonArray().add(choice));
+        }
+
+        JsonObject usage(int completion) {
+            JsonObject u = new JsonObject().put("prompt_tokens", promptTokens)
+                    .put("total_tokens", promptTokens + completion).put("completion_tokens", completion);
+            if (behaviour.cachedTokenRatio() > 0) {
+                u.put("prompt_tokens_details", new JsonObject().put("cached_tokens", cachedTokens));
+            }
+            return u;
+        }
+
+        void sendEvent(JsonObject event) {
+            res.write("data: " + event.encode() + eol + eol);
+        }
+
+        void schedule(long atNanos, Runnable action) {
+            long delayMs = Math.round((atNanos - System.nanoTime()) / 1e6);
+            if (delayMs < 1) {
+                vertx.runOnContext(v -> action.run());
+            } else {
+                timer = vertx.setTimer(delayMs, t -> action.run());
+            }
+        }
+
+        long jittered(long nanos) {
+            if (behaviour.jitter() <= 0) {
+                return nanos;
+            }
+            return (long) (nanos * (1 + behaviour.jitter() * (2 * random.nextDouble() - 1)));
+        }
+
+        void onClosed() {
+            if (done) {
+                return;
+            }
+            closed = true;
+            if (timer >= 0) {
+                vertx.cancelTimer(timer);
+            }
+            long now = System.nanoTime();
+            record(true, now);
+            done = true;
+            if (slotStart > 0) {
+                releaseSlot();
+            }
+        }
+
+        void finishGeneration() {
+            if (done) {
+                return;
+            }
+            done = true;
+            generationTokensTotal += tokensSent;
+            record(false, -1);
+            releaseSlot();
+        }
+
+        void record(boolean cancelled, long closedAt) {
+            served.add(new ServedRequest(id, body, arrival, firstSent, lastSent, chunksSent, cancelled, closedAt));
+            while (served.size() > 10_000) {
+                served.pollFirst();
+            }
+        }
+    }
+
+    private static String text(int from, int n) {
+        StringBuilder sb = new StringBuilder();
+        for (int i = from; i < from + n; i++) {
+            sb.append(WORDS[i % WORDS.length]);
+        }
+        return sb.toString();
+    }
+
+    private String metricsText() {
+        String m = "{model_name=\"" + behaviour.model() + "\"}";
+        int waiting = queue.size();
+        StringBuilder sb = new StringBuilder();
+        gauge(sb, "vllm:num_requests_running", "Number of requests in model execution batches.", m, running);
+        gauge(sb, "vllm:num_requests_waiting", "Number of requests waiting to be processed.", m, waiting);
+        gauge(sb, "vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", m,
+                behaviour.slots() == 0 ? 0 : (double) running / behaviour.slots());
+        counter(sb, "vllm:prefix_cache_queries", "Prefix cache queries, in terms of number of queried tokens.", m,
+                prefixQueries);
+        counter(sb, "vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.", m,
+                prefixHits);
+        counter(sb, "vllm:prompt_tokens", "Number of prefill tokens processed.", m, promptTokensTotal);
+        counter(sb, "vllm:generation_tokens", "Number of generation tokens processed.", m, generationTokensTotal);
+        counter(sb, "vllm:request_success", "Count of successfully processed requests.",
+                "{finished_reason=\"length\",model_name=\"" + behaviour.model() + "\"}", successTotal);
+        return sb.toString();
+    }
+
+    private static void gauge(StringBuilder sb, String name, String help, String labels, double value) {
+        sb.append("# HELP ").append(name).append(' ').append(help).append('\n')
+                .append("# TYPE ").append(name).append(" gauge\n")
+                .append(name).append(labels).append(' ').append(value).append('\n');
+    }
+
+    private static void counter(StringBuilder sb, String name, String help, String labels, long value) {
+        sb.append("# HELP ").append(name).append("_total ").append(help).append('\n')
+                .append("# TYPE ").append(name).append("_total counter\n")
+                .append(name).append("_total").append(labels).append(' ').append((double) value).append('\n');
+    }
+
+    private static void error(HttpServerResponse res, int status, String message) {
+        res.setStatusCode(status).putHeader("content-type", "application/json")
+                .end(new JsonObject().put("object", "error").put("message", message).put("type", "BadRequestError")
+                        .put("param", (String) null).put("code", status).encode());
+    }
+
+    private static int intHeader(HttpServerRequest req, String name, int fallback) {
+        String v = req.getHeader(name);
+        if (v == null) {
+            return fallback;
+        }
+        try {
+            return Integer.parseInt(v.trim());
+        } catch (NumberFormatException e) {
+            return fallback;
+        }
+    }
+}

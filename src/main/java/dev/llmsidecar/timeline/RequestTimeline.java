@@ -1,0 +1,211 @@
+package dev.llmsidecar.timeline;
+
+import dev.llmsidecar.wire.TokenEventSink;
+import dev.llmsidecar.wire.Usage;
+import java.util.Arrays;
+
+/**
+ * The timestamps of one LLM request, fed by a wire-format decoder as bytes arrive, turned into a
+ * {@link RequestResult} when the request ends. Plain Java, no I/O: confined to the request's event loop.
+ */
+public final class RequestTimeline implements TokenEventSink {
+
+    /** Measurements that are final as soon as they happen, for live export. */
+    public interface LiveListener {
+        void onFirstChunk(long ttfcNanos);
+
+        void onFirstToken(long ttftNanos);
+
+        /** Raw gap between two successive token-bearing chunks. */
+        void onChunkGap(long gapNanos);
+
+        LiveListener NONE = new LiveListener() {
+            @Override
+            public void onFirstChunk(long ttfcNanos) {
+            }
+
+            @Override
+            public void onFirstToken(long ttftNanos) {
+            }
+
+            @Override
+            public void onChunkGap(long gapNanos) {
+            }
+        };
+    }
+
+    private final long startNanos;
+    private final boolean streaming;
+    private final LiveListener live;
+
+    private long upstreamHeadersNanos = -1;
+    private long firstChunkNanos = -1;
+    private long firstReasoningNanos = -1;
+    private long firstContentNanos = -1;
+    private long[] chunkNanos = new long[32];
+    private long[] chunkCumulativeTokens = new long[32];
+    private boolean everyChunkCounted = true;
+    private int chunks;
+    private Usage usage;
+    private String finishReason;
+    private boolean streamError;
+    private int undecodable;
+    private RequestResult result;
+
+    public RequestTimeline(long startNanos, boolean streaming, LiveListener live) {
+        this.startNanos = startNanos;
+        this.streaming = streaming;
+        this.live = live;
+    }
+
+    public long startNanos() {
+        return startNanos;
+    }
+
+    public boolean streaming() {
+        return streaming;
+    }
+
+    public boolean firstTokenSeen() {
+        return chunks > 0;
+    }
+
+    public boolean finished() {
+        return result != null;
+    }
+
+    public void onUpstreamHeaders(long nanos) {
+        if (upstreamHeadersNanos < 0) {
+            upstreamHeadersNanos = nanos;
+        }
+    }
+
+    @Override
+    public void onDataChunk(long nanos) {
+        if (firstChunkNanos < 0) {
+            firstChunkNanos = nanos;
+            live.onFirstChunk(nanos - startNanos);
+        }
+    }
+
+    @Override
+    public void onTokenChunk(long nanos, boolean reasoning, long cumulativeOutputTokens) {
+        onDataChunk(nanos);
+        if (reasoning) {
+            if (firstReasoningNanos < 0) {
+                firstReasoningNanos = nanos;
+            }
+        } else if (firstContentNanos < 0) {
+            firstContentNanos = nanos;
+        }
+        if (chunks == 0) {
+            live.onFirstToken(nanos - startNanos);
+        } else {
+            live.onChunkGap(nanos - chunkNanos[chunks - 1]);
+        }
+        if (chunks == chunkNanos.length) {
+            chunkNanos = Arrays.copyOf(chunkNanos, chunks * 2);
+            chunkCumulativeTokens = Arrays.copyOf(chunkCumulativeTokens, chunks * 2);
+        }
+        chunkNanos[chunks] = nanos;
+        chunkCumulativeTokens[chunks] = cumulativeOutputTokens;
+        everyChunkCounted &= cumulativeOutputTokens >= 0;
+        chunks++;
+    }
+
+    @Override
+    public void onUsage(Usage usage) {
+        this.usage = usage;
+    }
+
+    @Override
+    public void onFinishReason(String finishReason) {
+        this.finishReason = finishReason;
+    }
+
+    @Override
+    public void onStreamError() {
+        streamError = true;
+    }
+
+    @Override
+    public void onUndecodable() {
+        undecodable++;
+    }
+
+    /**
+     * Ends the request (first call wins) and computes its result.
+     *
+     * @param outcome how the transport ended; an in-stream error turns OK into UPSTREAM_ERROR
+     */
+    public RequestResult finish(long endNanos, Outcome outcome, int status) {
+        if (result != null) {
+            return result;
+        }
+        Outcome effective = outcome == Outcome.OK && streamError ? Outcome.UPSTREAM_ERROR : outcome;
+        long outputTokens;
+        TokenCountSource source;
+        if (usage != null && usage.completionTokens() >= 0) {
+            outputTokens = usage.completionTokens();
+            source = TokenCountSource.USAGE;
+        } else if (chunks > 0) {
+            outputTokens = chunks;
+            source = TokenCountSource.CHUNKS;
+        } else {
+            outputTokens = 0;
+            source = TokenCountSource.NONE;
+        }
+        long e2e;
+        long ttft;
+        long tpot = -1;
+        if (streaming) {
+            ttft = chunks > 0 ? chunkNanos[0] - startNanos : -1;
+            long last = chunks > 0 ? chunkNanos[chunks - 1] : -1;
+            e2e = effective == Outcome.OK && chunks > 0 ? last - startNanos : endNanos - startNanos;
+            if (chunks > 0 && outputTokens > 1) {
+                tpot = (last - chunkNanos[0]) / (outputTokens - 1);
+            }
+        } else {
+            e2e = endNanos - startNanos;
+            ttft = effective == Outcome.OK ? e2e : -1;
+        }
+        result = new RequestResult(streaming, effective, status, ttft, rel(firstChunkNanos),
+                rel(firstReasoningNanos), rel(firstContentNanos), e2e, tpot, rel(upstreamHeadersNanos),
+                outputTokens, source, usage == null ? -1 : usage.promptTokens(),
+                usage == null ? -1 : usage.cachedTokens(), finishReason, chunks, undecodable, itlSamples(outputTokens,
+                        source));
+        return result;
+    }
+
+    private long rel(long nanos) {
+        return nanos < 0 ? -1 : nanos - startNanos;
+    }
+
+    private ItlSamples itlSamples(long outputTokens, TokenCountSource source) {
+        if (chunks < 2) {
+            return ItlSamples.NONE;
+        }
+        long[] gaps = new long[chunks - 1];
+        int[] weights = new int[chunks - 1];
+        for (int i = 1; i < chunks; i++) {
+            gaps[i - 1] = chunkNanos[i] - chunkNanos[i - 1];
+        }
+        if (everyChunkCounted) {
+            // continuous usage: exact tokens per chunk
+            for (int i = 1; i < chunks; i++) {
+                long delta = chunkCumulativeTokens[i] - chunkCumulativeTokens[i - 1];
+                weights[i - 1] = (int) Math.max(1, Math.min(delta, Integer.MAX_VALUE));
+            }
+        } else if (source == TokenCountSource.USAGE && outputTokens > chunks) {
+            // multi-token chunks of unknown sizes: spread the total evenly, remainder to the later chunks
+            long base = outputTokens / chunks;
+            long remainder = outputTokens % chunks;
+            for (int i = 1; i < chunks; i++) {
+                weights[i - 1] = (int) (base + (i >= chunks - remainder ? 1 : 0));
+            }
+        } else {
+            Arrays.fill(weights, 1);
+        }
+        return new ItlSamples(gaps, weights);
+    }
+}

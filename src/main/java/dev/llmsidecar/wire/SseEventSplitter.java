@@ -1,0 +1,183 @@
+package dev.llmsidecar.wire;
+
+import io.vertx.core.buffer.Buffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * Incremental text/event-stream framing (WHATWG rules: LF, CRLF or CR line ends; ':' comments; data lines
+ * joined with LF; an empty line dispatches). Bytes are only read, never changed; events may be split across
+ * reads at any byte, and one read may hold many events.
+ *
+ * <p>Stream offsets are reported so a caller can drop exactly one event's bytes (include_usage stripping).
+ */
+public final class SseEventSplitter {
+
+    /** Receives each event when its terminating empty line has been read. */
+    public interface Listener {
+        /**
+         * @param data the event's data (data lines joined by LF); valid only during the call
+         * @param dataLength bytes of {@code data} in use; 0 for an event with no data line (comments only)
+         * @param eventType value of the last {@code event:} field, or null
+         * @param oversize true when the event exceeded the size limit and its data was not kept
+         * @param startOffset stream offset of the event's first byte
+         * @param endOffset stream offset just past the empty line that ended it
+         */
+        void onEvent(byte[] data, int dataLength, String eventType, boolean oversize, long startOffset, long endOffset);
+
+        /** A LF completed a CRLF whose CR already ended an event; the event really ended at {@code newEndOffset}. */
+        default void onEventEndExtended(long newEndOffset) {
+        }
+    }
+
+    private static final byte[] DATA = "data".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] EVENT = "event".getBytes(StandardCharsets.US_ASCII);
+
+    private final Listener listener;
+    private final int maxEventBytes;
+
+    private byte[] line = new byte[256];
+    private int lineLength;
+    // Separate from lineLength: an oversize event keeps no bytes, yet its lines are not empty lines.
+    private boolean lineNonEmpty;
+    private byte[] data = new byte[1024];
+    private int dataLength;
+    private boolean hasData;
+    private String eventType;
+    private boolean oversize;
+    private int eventBytes;
+
+    private long offset;
+    private long eventStart;
+    private long lastBoundary;
+    private boolean afterCr;
+    private boolean crEndedEvent;
+
+    public SseEventSplitter(Listener listener, int maxEventBytes) {
+        this.listener = listener;
+        this.maxEventBytes = maxEventBytes;
+    }
+
+    /** Stream offset just past the last complete event (everything before it has been dispatched). */
+    public long lastBoundary() {
+        return lastBoundary;
+    }
+
+    /** Total bytes fed so far. */
+    public long offset() {
+        return offset;
+    }
+
+    public void feed(Buffer chunk) {
+        int n = chunk.length();
+        for (int i = 0; i < n; i++) {
+            byte b = chunk.getByte(i);
+            long here = offset++;
+            if (afterCr) {
+                afterCr = false;
+                if (b == '\n') {
+                    if (crEndedEvent) {
+                        crEndedEvent = false;
+                        lastBoundary = offset;
+                        eventStart = offset;
+                        listener.onEventEndExtended(offset);
+                    }
+                    continue;
+                }
+                crEndedEvent = false;
+            }
+            if (b == '\n' || b == '\r') {
+                afterCr = b == '\r';
+                endLine(here + 1);
+            } else {
+                appendToLine(b);
+            }
+        }
+    }
+
+    private void appendToLine(byte b) {
+        lineNonEmpty = true;
+        if (oversize) {
+            return;
+        }
+        if (++eventBytes > maxEventBytes) {
+            oversize = true;
+            lineLength = 0;
+            dataLength = 0;
+            return;
+        }
+        if (lineLength == line.length) {
+            line = Arrays.copyOf(line, line.length * 2);
+        }
+        line[lineLength++] = b;
+    }
+
+    private void endLine(long endOffset) {
+        if (!lineNonEmpty) {
+            dispatch(endOffset);
+            return;
+        }
+        if (!oversize && line[0] != ':') {
+            processField();
+        }
+        lineLength = 0;
+        lineNonEmpty = false;
+    }
+
+    private void processField() {
+        int colon = indexOf(line, lineLength, (byte) ':');
+        int nameEnd = colon < 0 ? lineLength : colon;
+        int valueStart = colon < 0 ? lineLength : colon + 1;
+        if (valueStart < lineLength && line[valueStart] == ' ') {
+            valueStart++;
+        }
+        if (fieldIs(DATA, nameEnd)) {
+            int valueLength = lineLength - valueStart;
+            int needed = dataLength + (hasData ? 1 : 0) + valueLength;
+            if (needed > data.length) {
+                data = Arrays.copyOf(data, Math.max(needed, data.length * 2));
+            }
+            if (hasData) {
+                data[dataLength++] = '\n';
+            }
+            System.arraycopy(line, valueStart, data, dataLength, valueLength);
+            dataLength += valueLength;
+            hasData = true;
+        } else if (fieldIs(EVENT, nameEnd)) {
+            eventType = new String(line, valueStart, lineLength - valueStart, StandardCharsets.UTF_8);
+        }
+    }
+
+    private boolean fieldIs(byte[] name, int nameLength) {
+        if (nameLength != name.length) {
+            return false;
+        }
+        for (int i = 0; i < nameLength; i++) {
+            if (line[i] != name[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void dispatch(long endOffset) {
+        listener.onEvent(data, hasData ? dataLength : 0, eventType, oversize, eventStart, endOffset);
+        crEndedEvent = afterCr;
+        lastBoundary = endOffset;
+        eventStart = endOffset;
+        dataLength = 0;
+        hasData = false;
+        eventType = null;
+        oversize = false;
+        eventBytes = 0;
+    }
+
+    private static int indexOf(byte[] bytes, int length, byte wanted) {
+        for (int i = 0; i < length; i++) {
+            if (bytes[i] == wanted) {
+                return i;
+            }
+        }
+        return -1;
+    }
+}

@@ -1,0 +1,29 @@
+package dev.llmsidecar.wire;
+
+/**
+ * What a wire-format decoder reports while bytes pass. Timestamps are {@link System#nanoTime()} values taken
+ * when the bytes carrying the event arrived from upstream.
+ */
+public interface TokenEventSink {
+
+    /** Any data-bearing chunk (including a role-only or empty one): stops the time-to-first-chunk clock. */
+    void onDataChunk(long nanos);
+
+    /**
+     * A chunk that carries output: content, reasoning or tool-call text.
+     *
+     * @param reasoning true when the chunk carries only reasoning text
+     * @param cumulativeOutputTokens output tokens so far as the server reported on this chunk, or -1
+     */
+    void onTokenChunk(long nanos, boolean reasoning, long cumulativeOutputTokens);
+
+    void onUsage(Usage usage);
+
+    void onFinishReason(String finishReason);
+
+    /** The server reported an error inside a successful (200) stream. */
+    void onStreamError();
+
+    /** A chunk that could not be decoded; its bytes were still forwarded. */
+    void onUndecodable();
+}

@@ -1,0 +1,186 @@
+package dev.llmsidecar.wire.openai;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import dev.llmsidecar.wire.Usage;
+import java.io.IOException;
+
+/**
+ * Reads only the members that matter for timing out of an OpenAI chat/completions object with Jackson's
+ * streaming parser; everything else is skipped without building a tree.
+ */
+public final class OpenAiChunkParser {
+
+    private final JsonFactory json;
+
+    public OpenAiChunkParser(JsonFactory json) {
+        this.json = json;
+    }
+
+    /** Returns null when the bytes are not a JSON object. */
+    public OpenAiChunk parse(byte[] bytes, int offset, int length) {
+        try (JsonParser p = json.createParser(bytes, offset, length)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                return null;
+            }
+            State s = new State();
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String name = p.currentName();
+                JsonToken value = p.nextToken();
+                switch (name) {
+                    case "choices" -> readChoices(p, value, s);
+                    case "usage" -> s.usage = value == JsonToken.START_OBJECT ? readUsage(p) : null;
+                    case "error" -> {
+                        s.error = value != JsonToken.VALUE_NULL;
+                        p.skipChildren();
+                    }
+                    default -> p.skipChildren();
+                }
+            }
+            if (p.currentToken() != JsonToken.END_OBJECT) {
+                return null;
+            }
+            return new OpenAiChunk(s.choicesPresent, s.choicesEmpty, s.content, s.reasoning, s.finishReason,
+                    s.usage, s.error);
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static final class State {
+        boolean choicesPresent;
+        boolean choicesEmpty = true;
+        boolean content;
+        boolean reasoning;
+        String finishReason;
+        Usage usage;
+        boolean error;
+    }
+
+    private static void readChoices(JsonParser p, JsonToken value, State s) throws IOException {
+        if (value != JsonToken.START_ARRAY) {
+            p.skipChildren();
+            return;
+        }
+        s.choicesPresent = true;
+        while (p.nextToken() == JsonToken.START_OBJECT) {
+            s.choicesEmpty = false;
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String name = p.currentName();
+                JsonToken v = p.nextToken();
+                switch (name) {
+                    // delta: streaming chat; message: non-streaming chat
+                    case "delta", "message" -> readDelta(p, v, s);
+                    case "text" -> s.content |= nonEmptyString(p, v);
+                    case "finish_reason" -> {
+                        if (v == JsonToken.VALUE_STRING) {
+                            s.finishReason = p.getText();
+                        }
+                    }
+                    default -> p.skipChildren();
+                }
+            }
+        }
+        if (p.currentToken() != JsonToken.END_ARRAY) {
+            p.skipChildren();
+        }
+    }
+
+    private static void readDelta(JsonParser p, JsonToken value, State s) throws IOException {
+        if (value != JsonToken.START_OBJECT) {
+            p.skipChildren();
+            return;
+        }
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String name = p.currentName();
+            JsonToken v = p.nextToken();
+            switch (name) {
+                case "content", "refusal" -> s.content |= nonEmptyString(p, v);
+                case "reasoning_content", "reasoning" -> s.reasoning |= nonEmptyString(p, v);
+                case "tool_calls", "function_call" -> s.content |= nonEmptyContainer(p, v);
+                default -> p.skipChildren();
+            }
+        }
+    }
+
+    private static boolean nonEmptyString(JsonParser p, JsonToken v) throws IOException {
+        if (v == JsonToken.VALUE_STRING) {
+            return p.getTextLength() > 0;
+        }
+        p.skipChildren();
+        return false;
+    }
+
+    private static boolean nonEmptyContainer(JsonParser p, JsonToken v) throws IOException {
+        if (v != JsonToken.START_ARRAY && v != JsonToken.START_OBJECT) {
+            return false;
+        }
+        JsonToken first = p.nextToken();
+        boolean nonEmpty = first != JsonToken.END_ARRAY && first != JsonToken.END_OBJECT;
+        if (nonEmpty) {
+            // first may itself open a container; skip it, then the rest of the outer one
+            p.skipChildren();
+            skipRest(p);
+        }
+        return nonEmpty;
+    }
+
+    private static void skipRest(JsonParser p) throws IOException {
+        int depth = 1;
+        while (depth > 0) {
+            JsonToken t = p.nextToken();
+            if (t == null) {
+                throw new IOException("truncated");
+            }
+            if (t.isStructStart()) {
+                depth++;
+            } else if (t.isStructEnd()) {
+                depth--;
+            }
+        }
+    }
+
+    private static Usage readUsage(JsonParser p) throws IOException {
+        long prompt = -1;
+        long completion = -1;
+        long cached = -1;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String name = p.currentName();
+            JsonToken v = p.nextToken();
+            switch (name) {
+                case "prompt_tokens" -> prompt = longValue(p, v);
+                case "completion_tokens" -> completion = longValue(p, v);
+                case "prompt_tokens_details" -> cached = readCached(p, v);
+                default -> p.skipChildren();
+            }
+        }
+        return new Usage(prompt, completion, cached);
+    }
+
+    private static long readCached(JsonParser p, JsonToken v) throws IOException {
+        if (v != JsonToken.START_OBJECT) {
+            p.skipChildren();
+            return -1;
+        }
+        long cached = -1;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String name = p.currentName();
+            JsonToken t = p.nextToken();
+            if ("cached_tokens".equals(name)) {
+                cached = longValue(p, t);
+            } else {
+                p.skipChildren();
+            }
+        }
+        return cached;
+    }
+
+    private static long longValue(JsonParser p, JsonToken v) throws IOException {
+        if (v == JsonToken.VALUE_NUMBER_INT) {
+            return p.getLongValue();
+        }
+        p.skipChildren();
+        return -1;
+    }
+}

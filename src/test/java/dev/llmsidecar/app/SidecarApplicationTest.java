@@ -1,0 +1,125 @@
+package dev.llmsidecar.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.openai.client.OpenAIClient;
+import com.openai.client.okhttp.OpenAIOkHttpClient;
+import com.openai.core.http.StreamResponse;
+import com.openai.models.ChatModel;
+import com.openai.models.chat.completions.ChatCompletion;
+import com.openai.models.chat.completions.ChatCompletionChunk;
+import com.openai.models.chat.completions.ChatCompletionCreateParams;
+import com.openai.models.completions.Completion;
+import com.openai.models.completions.CompletionCreateParams;
+import dev.llmsidecar.support.Scrape;
+import io.quarkus.test.common.QuarkusTestResource;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import java.net.URI;
+import java.net.URL;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The packaged application as users run it: proxy on the HTTP port, metrics and health on the management port
+ * only, the official OpenAI Java SDK working unchanged through it, and no blocked event loop.
+ */
+@QuarkusTest
+@QuarkusTestResource(SimulatedEngineResource.class)
+class SidecarApplicationTest {
+
+    static final List<LogRecord> BLOCKED = new CopyOnWriteArrayList<>();
+    static final Handler BLOCKED_THREAD_WATCH = new Handler() {
+        @Override
+        public void publish(LogRecord record) {
+            if (record.getLevel().intValue() >= Level.WARNING.intValue()) {
+                BLOCKED.add(record);
+            }
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+        }
+    };
+
+    @TestHTTPResource("/")
+    URL proxy;
+
+    @TestHTTPResource(value = "/metrics", management = true)
+    URL metrics;
+
+    @TestHTTPResource(value = "/health/ready", management = true)
+    URL ready;
+
+    final HttpClient http = HttpClient.newHttpClient();
+
+    @BeforeAll
+    static void watchBlockedThreads() {
+        Logger.getLogger("io.vertx.core.impl.BlockedThreadChecker").addHandler(BLOCKED_THREAD_WATCH);
+    }
+
+    @AfterAll
+    static void noEventLoopWasBlocked() {
+        Logger.getLogger("io.vertx.core.impl.BlockedThreadChecker").removeHandler(BLOCKED_THREAD_WATCH);
+        assertThat(BLOCKED).extracting(LogRecord::getMessage).isEmpty();
+    }
+
+    String get(URL url) throws Exception {
+        return http.send(HttpRequest.newBuilder(url.toURI()).build(), HttpResponse.BodyHandlers.ofString()).body();
+    }
+
+    OpenAIClient openAi() {
+        return OpenAIOkHttpClient.builder().baseUrl(proxy.toString() + "v1").apiKey("sk-test-not-a-secret").build();
+    }
+
+    @Test
+    void officialOpenAiJavaClientStreamsAndCompletesThroughTheSidecar() throws Exception {
+        OpenAIClient client = openAi();
+        ChatCompletionCreateParams params = ChatCompletionCreateParams.builder()
+                .model(ChatModel.of("sim-llama-8b")).addUserMessage("hello").maxCompletionTokens(6).build();
+        StringBuilder text = new StringBuilder();
+        try (StreamResponse<ChatCompletionChunk> stream = client.chat().completions().createStreaming(params)) {
+            stream.stream().forEach(chunk -> chunk.choices().forEach(c -> c.delta().content().ifPresent(text::append)));
+        }
+        assertThat(text.toString()).isEqualTo("The quick brown fox jumps over");
+
+        ChatCompletion whole = client.chat().completions().create(params);
+        assertThat(whole.choices().get(0).message().content()).contains("The quick brown fox jumps over");
+        assertThat(whole.usage().orElseThrow().completionTokens()).isEqualTo(6);
+
+        Completion completion = client.completions().create(CompletionCreateParams.builder()
+                .model("sim-llama-8b").prompt("Once").maxTokens(3L).build());
+        assertThat(completion.choices().get(0).text()).isEqualTo("The quick brown");
+
+        Scrape s = new Scrape(get(metrics));
+        assertThat(s.sum("llm_sidecar_requests_total", "model", "sim-llama-8b", "outcome", "ok")).isGreaterThanOrEqualTo(3);
+        assertThat(s.sum("gen_ai_server_time_to_first_token_seconds_count", "streaming", "true")).isGreaterThanOrEqualTo(1);
+        assertThat(s.sum("llm_sidecar_usage_chunks_stripped_total")).isGreaterThanOrEqualTo(1);
+    }
+
+    @Test
+    void metricsAndHealthAreOnlyOnTheManagementPort() throws Exception {
+        assertThat(metrics.getPort()).isNotEqualTo(proxy.getPort());
+        assertThat(get(metrics)).contains("llm_sidecar_requests_in_flight");
+        assertThat(get(ready)).contains("\"status\": \"UP\"");
+        // on the proxy port, /q/metrics is just another path: it goes to the engine, which has none
+        HttpResponse<String> viaProxy = http.send(HttpRequest.newBuilder(URI.create(proxy + "q/metrics")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(viaProxy.statusCode()).isEqualTo(404);
+        assertThat(viaProxy.body()).contains("not found: /q/metrics");
+    }
+}

@@ -1,0 +1,137 @@
+package dev.llmsidecar.support;
+
+import dev.llmsidecar.config.SidecarConfig;
+import dev.llmsidecar.export.LlmMetrics;
+import dev.llmsidecar.proxy.ProxyHandler;
+import dev.llmsidecar.sim.EngineBehaviour;
+import dev.llmsidecar.sim.SimulatedEngine;
+import io.micrometer.prometheus.PrometheusConfig;
+import io.micrometer.prometheus.PrometheusMeterRegistry;
+import io.vertx.core.Future;
+import io.vertx.core.MultiMap;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.http.PoolOptions;
+import io.vertx.core.http.RequestOptions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A simulated engine and the sidecar's proxy in front of it, on loopback ephemeral ports, with the real
+ * ProxyHandler and a Prometheus registry; plus a client that records what it receives and when.
+ */
+public final class ProxyFixture implements AutoCloseable {
+
+    public final Vertx vertx = Vertx.vertx();
+    public final SimulatedEngine engine;
+    public final int enginePort;
+    public final int proxyPort;
+    public final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final ProxyHandler proxy;
+    private final HttpServer server;
+    private final HttpClient client;
+    // every client call runs on this one context: a response handler set from another thread could miss data
+    private final io.vertx.core.Context clientContext = vertx.getOrCreateContext();
+
+    /** A received response: status, headers, body bytes, arrival time of each read, and how it ended. */
+    public record Received(int status, MultiMap headers, Buffer body, List<Long> chunkNanos, List<Buffer> reads,
+            long sentNanos, Throwable failure) {
+        public String text() {
+            return body.toString();
+        }
+
+        /** Arrival time of the first read containing {@code marker}, or -1. */
+        public long firstReadContaining(String marker) {
+            for (int i = 0; i < reads.size(); i++) {
+                if (reads.get(i).toString().contains(marker)) {
+                    return chunkNanos.get(i);
+                }
+            }
+            return -1;
+        }
+    }
+
+    public ProxyFixture(EngineBehaviour behaviour, Map<String, String> config) {
+        this(behaviour, config, null);
+    }
+
+    /** @param upstreamOverride upstream URL to use instead of the engine (e.g. a closed port) */
+    public ProxyFixture(EngineBehaviour behaviour, Map<String, String> config, String upstreamOverride) {
+        engine = new SimulatedEngine(vertx, behaviour);
+        enginePort = await(engine.start("127.0.0.1", 0));
+        SidecarConfig sidecar = TestConfigs.sidecar(
+                upstreamOverride != null ? upstreamOverride : "http://127.0.0.1:" + enginePort, config);
+        proxy = new ProxyHandler(vertx, sidecar, new LlmMetrics(registry, sidecar.metrics()));
+        server = vertx.createHttpServer(new HttpServerOptions().setHost("127.0.0.1").setPort(0).setTcpNoDelay(true));
+        proxyPort = await(server.requestHandler(proxy).listen()).actualPort();
+        client = vertx.createHttpClient(new HttpClientOptions().setDefaultHost("127.0.0.1"),
+                new PoolOptions().setHttp1MaxSize(1000));
+    }
+
+    public Scrape scrape() {
+        return new Scrape(registry.scrape());
+    }
+
+    public Received post(int port, String path, String body, Map<String, String> headers) {
+        return await(send(port, HttpMethod.POST, path, Buffer.buffer(body), headers));
+    }
+
+    /** Sends a request and collects the response without failing on a broken connection. */
+    public Future<Received> send(int port, HttpMethod method, String path, Buffer body, Map<String, String> headers) {
+        RequestOptions options = new RequestOptions().setPort(port).setMethod(method).setURI(path)
+                .putHeader("content-type", "application/json");
+        headers.forEach(options::putHeader);
+        io.vertx.core.Promise<Received> result = io.vertx.core.Promise.promise();
+        clientContext.runOnContext(v -> doSend(options, body).onComplete(result));
+        return result.future();
+    }
+
+    private Future<Received> doSend(RequestOptions options, Buffer body) {
+        long sent = System.nanoTime();
+        return client.request(options).compose(req -> req.send(body)).compose(res -> {
+            Buffer received = Buffer.buffer();
+            List<Long> times = new ArrayList<>();
+            List<Buffer> reads = new ArrayList<>();
+            io.vertx.core.Promise<Received> done = io.vertx.core.Promise.promise();
+            res.handler(b -> {
+                times.add(System.nanoTime());
+                reads.add(b.copy());
+                received.appendBuffer(b);
+            });
+            res.endHandler(v -> done.tryComplete(new Received(res.statusCode(), res.headers(), received, times, reads, sent, null)));
+            res.exceptionHandler(t -> done.tryComplete(new Received(res.statusCode(), res.headers(), received, times, reads, sent, t)));
+            return done.future();
+        });
+    }
+
+    public HttpClient client() {
+        return client;
+    }
+
+    public static <T> T await(Future<T> future) {
+        try {
+            return future.toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            await(client.close());
+            await(server.close());
+            await(proxy.close());
+            await(engine.close());
+        } finally {
+            await(vertx.close());
+        }
+    }
+}

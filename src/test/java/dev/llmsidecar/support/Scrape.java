@@ -1,0 +1,77 @@
+package dev.llmsidecar.support;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** A parsed Prometheus text exposition, for asserting series by name and labels. */
+public final class Scrape {
+
+    public record Sample(String name, Map<String, String> labels, double value) {
+    }
+
+    private final List<Sample> samples = new ArrayList<>();
+    private final String text;
+
+    public Scrape(String text) {
+        this.text = text;
+        for (String line : text.split("\n")) {
+            if (line.isEmpty() || line.startsWith("#")) {
+                continue;
+            }
+            int brace = line.indexOf('{');
+            int space = line.lastIndexOf(' ');
+            String name;
+            Map<String, String> labels = new LinkedHashMap<>();
+            if (brace >= 0 && brace < space) {
+                name = line.substring(0, brace);
+                String body = line.substring(brace + 1, line.lastIndexOf('}'));
+                if (body.endsWith(",")) {
+                    body = body.substring(0, body.length() - 1); // simpleclient writes a trailing comma
+                }
+                for (String pair : body.split(",(?=[a-zA-Z_]+=\")")) {
+                    int eq = pair.indexOf('=');
+                    if (eq > 0) {
+                        labels.put(pair.substring(0, eq), pair.substring(eq + 2, pair.length() - 1));
+                    }
+                }
+            } else {
+                name = line.substring(0, space);
+            }
+            samples.add(new Sample(name, labels, Double.parseDouble(line.substring(space + 1))));
+        }
+    }
+
+    public String text() {
+        return text;
+    }
+
+    /** Sum of every sample of {@code name} whose labels include all of {@code labelPairs} (k1, v1, k2, v2 ...). */
+    public double sum(String name, String... labelPairs) {
+        double total = 0;
+        for (Sample s : samples) {
+            if (s.name().equals(name) && matches(s.labels(), labelPairs)) {
+                total += s.value();
+            }
+        }
+        return total;
+    }
+
+    public boolean has(String name, String... labelPairs) {
+        return samples.stream().anyMatch(s -> s.name().equals(name) && matches(s.labels(), labelPairs));
+    }
+
+    public List<Sample> samples(String name) {
+        return samples.stream().filter(s -> s.name().equals(name)).toList();
+    }
+
+    private static boolean matches(Map<String, String> labels, String... pairs) {
+        for (int i = 0; i < pairs.length; i += 2) {
+            if (!pairs[i + 1].equals(labels.get(pairs[i]))) {
+                return false;
+            }
+        }
+        return true;
+    }
+}

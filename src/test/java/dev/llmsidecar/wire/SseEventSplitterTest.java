@@ -1,0 +1,92 @@
+package dev.llmsidecar.wire;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.vertx.core.buffer.Buffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class SseEventSplitterTest {
+
+    record Event(String data, String type, boolean oversize, long start, long end) {
+    }
+
+    static List<Event> split(String stream, int... cuts) {
+        List<Event> events = new ArrayList<>();
+        SseEventSplitter splitter = new SseEventSplitter((data, len, type, oversize, start, end) ->
+                events.add(new Event(new String(data, 0, len, StandardCharsets.UTF_8), type, oversize, start, end)),
+                1 << 20);
+        byte[] bytes = stream.getBytes(StandardCharsets.UTF_8);
+        int from = 0;
+        for (int cut : cuts) {
+            splitter.feed(Buffer.buffer().appendBytes(bytes, from, cut - from));
+            from = cut;
+        }
+        splitter.feed(Buffer.buffer().appendBytes(bytes, from, bytes.length - from));
+        return events;
+    }
+
+    @Test
+    void splitsEventsWithCommentsMultilineDataAndEventTypes() {
+        String s = ": keep-alive\n\ndata: {\"a\":1}\n\nevent: delta\ndata: line1\ndata:line2\n\ndata: [DONE]\n\n";
+        List<Event> events = split(s);
+        assertThat(events).extracting(Event::data).containsExactly("", "{\"a\":1}", "line1\nline2", "[DONE]");
+        assertThat(events.get(2).type()).isEqualTo("delta");
+        assertThat(events.get(3).end()).isEqualTo(s.getBytes(StandardCharsets.UTF_8).length);
+        assertThat(events.get(1).start()).isEqualTo(events.get(0).end());
+    }
+
+    @Test
+    void everySplitPointGivesTheSameEventsForLfCrlfAndCr() {
+        for (String eol : List.of("\n", "\r\n", "\r")) {
+            String s = "data: {\"x\":\"é😀\"}" + eol + eol + ": c" + eol + "data: b" + eol + eol + "data: [DONE]" + eol + eol;
+            List<Event> whole = split(s);
+            // the comment line belongs to the "b" event: no empty line separates them
+            assertThat(whole).extracting(Event::data).containsExactly("{\"x\":\"é😀\"}", "b", "[DONE]");
+            int n = s.getBytes(StandardCharsets.UTF_8).length;
+            for (int i = 1; i < n; i++) {
+                for (int j = i; j < n; j += 7) {
+                    List<Event> parts = split(s, i, j);
+                    assertThat(parts).extracting(Event::data).as("eol %s cuts %d,%d", eol.length(), i, j)
+                            .isEqualTo(whole.stream().map(Event::data).toList());
+                }
+            }
+        }
+    }
+
+    @Test
+    void crlfEventEndIsExtendedToIncludeTheLfEvenAcrossReads() {
+        List<Long> extended = new ArrayList<>();
+        List<Long> ends = new ArrayList<>();
+        SseEventSplitter splitter = new SseEventSplitter(new SseEventSplitter.Listener() {
+            @Override
+            public void onEvent(byte[] d, int l, String t, boolean o, long start, long end) {
+                ends.add(end);
+            }
+
+            @Override
+            public void onEventEndExtended(long newEnd) {
+                extended.add(newEnd);
+            }
+        }, 1024);
+        splitter.feed(Buffer.buffer("data: a\r\n\r"));
+        assertThat(ends).containsExactly(10L);
+        splitter.feed(Buffer.buffer("\ndata: b\r\n\r\n"));
+        assertThat(extended).containsExactly(11L, 22L);
+        assertThat(splitter.lastBoundary()).isEqualTo(22L);
+    }
+
+    @Test
+    void oversizeEventIsReportedWithoutData() {
+        List<Event> events = new ArrayList<>();
+        SseEventSplitter splitter = new SseEventSplitter((data, len, type, oversize, start, end) ->
+                events.add(new Event(new String(data, 0, len, StandardCharsets.UTF_8), type, oversize, start, end)), 16);
+        splitter.feed(Buffer.buffer("data: 0123456789abcdefghij\n\ndata: ok\n\n"));
+        assertThat(events).hasSize(2);
+        assertThat(events.get(0).oversize()).isTrue();
+        assertThat(events.get(1).data()).isEqualTo("ok");
+        assertThat(events.get(1).oversize()).isFalse();
+    }
+}

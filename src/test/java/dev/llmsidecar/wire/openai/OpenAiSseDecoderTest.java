@@ -1,0 +1,182 @@
+package dev.llmsidecar.wire.openai;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import dev.llmsidecar.support.RecordingSink;
+import io.vertx.core.buffer.Buffer;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class OpenAiSseDecoderTest {
+
+    static final OpenAiChunkParser PARSER = new OpenAiChunkParser(new JsonFactory());
+
+    static String ev(String json, String eol) {
+        return "data: " + json + eol + eol;
+    }
+
+    static final String ROLE = "{\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,"
+            + "\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}";
+    static final String EMPTY = "{\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\"},\"finish_reason\":null}]}";
+
+    static String content(String text, String finish) {
+        return "{\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\""
+                + text + "\"},\"logprobs\":null,\"finish_reason\":" + (finish == null ? "null" : "\"" + finish + "\"")
+                + "}]}";
+    }
+
+    static final String USAGE = "{\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[],"
+            + "\"usage\":{\"prompt_tokens\":12,\"total_tokens\":15,\"completion_tokens\":3,"
+            + "\"prompt_tokens_details\":{\"cached_tokens\":8}}}";
+
+    static String stream(String eol, boolean withUsage) {
+        return ": ping" + eol + eol + ev(ROLE, eol) + ev(EMPTY, eol) + ev(content("Hel", null), eol)
+                + ev(content("lo é", null), eol) + ev(content("!", "stop"), eol)
+                + (withUsage ? ev(USAGE, eol) : "") + "data: [DONE]" + eol + eol;
+    }
+
+    /** Feeds the stream cut at the given points, one timestamp per read; returns the forwarded bytes. */
+    static String run(OpenAiSseDecoder decoder, String s, int... cuts) {
+        byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
+        Buffer out = Buffer.buffer();
+        int from = 0;
+        long t = 1000;
+        for (int cut : cuts) {
+            out.appendBuffer(decoder.onChunk(Buffer.buffer().appendBytes(bytes, from, cut - from), t++));
+            from = cut;
+        }
+        out.appendBuffer(decoder.onChunk(Buffer.buffer().appendBytes(bytes, from, bytes.length - from), t++));
+        out.appendBuffer(decoder.onEnd(t));
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void roleOnlyAndEmptyChunksDoNotCountAsTokensButAreChunks() {
+        RecordingSink sink = new RecordingSink();
+        OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, false, 1 << 20);
+        String s = stream("\n", true);
+        // one read per event, so each event gets its own timestamp
+        int[] cuts = eventCuts(s);
+        assertThat(run(d, s, cuts)).isEqualTo(s);
+        // reads: ping(1000) role(1001) empty(1002) Hel(1003) lo(1004) !(1005) usage(1006) done(1007)
+        assertThat(sink.dataChunks).containsExactly(1001L, 1002L, 1003L, 1004L, 1005L);
+        assertThat(sink.tokenChunks).containsExactly(1003L, 1004L, 1005L);
+        assertThat(sink.finishReason).isEqualTo("stop");
+        assertThat(sink.usage.completionTokens()).isEqualTo(3);
+        assertThat(sink.usage.promptTokens()).isEqualTo(12);
+        assertThat(sink.usage.cachedTokens()).isEqualTo(8);
+        assertThat(sink.undecodable).isZero();
+    }
+
+    @Test
+    void stripsExactlyTheInjectedUsageChunkAtEverySplitPoint() {
+        for (String eol : List.of("\n", "\r\n")) {
+            String upstream = stream(eol, true);
+            String expected = stream(eol, false);
+            int n = upstream.getBytes(StandardCharsets.UTF_8).length;
+            for (int i = 1; i < n; i++) {
+                for (int j = i; j < n; j += 11) {
+                    RecordingSink sink = new RecordingSink();
+                    OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, true, 1 << 20);
+                    assertThat(run(d, upstream, i, j)).as("eol=%d cuts %d,%d", eol.length(), i, j).isEqualTo(expected);
+                    assertThat(d.strippedEvents()).isEqualTo(1);
+                    assertThat(sink.usage.completionTokens()).isEqualTo(3);
+                    assertThat(sink.tokenChunks).hasSize(3);
+                }
+            }
+        }
+    }
+
+    @Test
+    void withoutStrippingEveryByteIsForwardedAtEverySplitPoint() {
+        String s = stream("\r\n", true);
+        int n = s.getBytes(StandardCharsets.UTF_8).length;
+        for (int i = 1; i < n; i++) {
+            RecordingSink sink = new RecordingSink();
+            OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, false, 1 << 20);
+            assertThat(run(d, s, i)).isEqualTo(s);
+            assertThat(sink.tokenChunks).hasSize(3);
+            assertThat(sink.usage).isNotNull();
+        }
+    }
+
+    @Test
+    void usageOnTheFinishChunkIsReadAndNeverStripped() {
+        String last = "{\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"!\"},\"finish_reason\":\"stop\"}],"
+                + "\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":2}}";
+        String s = ev(content("a", null), "\n") + ev(last, "\n") + "data: [DONE]\n\n";
+        RecordingSink sink = new RecordingSink();
+        OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, true, 1 << 20);
+        assertThat(run(d, s, 10, 40)).isEqualTo(s);
+        assertThat(d.strippedEvents()).isZero();
+        assertThat(sink.usage.completionTokens()).isEqualTo(2);
+        assertThat(sink.tokenChunks).hasSize(2);
+    }
+
+    @Test
+    void reasoningToolCallsAndCompletionsTextAreTokens() {
+        String reasoning = "{\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"hmm\"}}]}";
+        String reasoning2 = "{\"choices\":[{\"index\":0,\"delta\":{\"reasoning\":\"so\"}}]}";
+        String tool = "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{\"}}]}}]}";
+        String text = "{\"id\":\"cmpl-1\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\" hi\",\"finish_reason\":null}]}";
+        String emptyTools = "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[]}}]}";
+        String s = ev(reasoning, "\n") + ev(reasoning2, "\n") + ev(emptyTools, "\n") + ev(tool, "\n") + ev(text, "\n");
+        RecordingSink sink = new RecordingSink();
+        OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, false, 1 << 20);
+        run(d, s, eventCuts(s));
+        assertThat(sink.tokenChunks).containsExactly(1000L, 1001L, 1003L, 1004L);
+        assertThat(sink.reasoningFlags).containsExactly(true, true, false, false);
+    }
+
+    @Test
+    void continuousUsageGivesCumulativeCountsPerChunk() {
+        String a = "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ab\"}}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}";
+        String b = "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"cde\"}}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":5}}";
+        RecordingSink sink = new RecordingSink();
+        run(new OpenAiSseDecoder(sink, PARSER, false, 1 << 20), ev(a, "\n") + ev(b, "\n"));
+        assertThat(sink.cumulative).containsExactly(2L, 5L);
+    }
+
+    @Test
+    void malformedEventsAreCountedAndForwardedUntouched() {
+        String s = "data: {not json\n\ndata: " + content("x", null) + "\n\nevent: weird\nretry: 10\n\n";
+        RecordingSink sink = new RecordingSink();
+        OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, true, 1 << 20);
+        assertThat(run(d, s, 3, 17)).isEqualTo(s);
+        assertThat(sink.undecodable).isEqualTo(1);
+        assertThat(sink.tokenChunks).hasSize(1);
+    }
+
+    @Test
+    void midStreamErrorObjectIsReported() {
+        String s = ev(content("x", null), "\n") + ev("{\"error\":{\"message\":\"boom\",\"code\":500}}", "\n");
+        RecordingSink sink = new RecordingSink();
+        run(new OpenAiSseDecoder(sink, PARSER, false, 1 << 20), s);
+        assertThat(sink.streamErrors).isEqualTo(1);
+    }
+
+    @Test
+    void anEventLargerThanTheHoldLimitStopsStrippingAndIsForwarded() {
+        String big = "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + "x".repeat(600) + "\"}}]}";
+        String s = ev(big, "\n") + ev(USAGE, "\n") + "data: [DONE]\n\n";
+        RecordingSink sink = new RecordingSink();
+        OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, true, 256);
+        assertThat(run(d, s, 100, 300)).isEqualTo(s);
+        assertThat(d.stripping()).isFalse();
+        assertThat(sink.undecodable).isEqualTo(1);
+    }
+
+    /** Cut points at every event boundary (LF-terminated events). */
+    static int[] eventCuts(String s) {
+        byte[] b = s.getBytes(StandardCharsets.UTF_8);
+        java.util.List<Integer> cuts = new java.util.ArrayList<>();
+        for (int i = 1; i < b.length; i++) {
+            if (b[i - 1] == '\n' && b[i] != '\n' && i >= 2 && b[i - 2] == '\n') {
+                cuts.add(i);
+            }
+        }
+        return cuts.stream().mapToInt(Integer::intValue).toArray();
+    }
+}
