@@ -11,7 +11,9 @@ package dev.llmsidecar.sim;
  * @param tokenChunksSent token chunks written
  * @param cancelled the client connection closed before the response ended
  * @param closedNanos when the engine saw the connection close (-1: not closed early)
+ * @param tokenChunkSentNanos when each token chunk was written
  */
 public record ServedRequest(String id, String body, long arrivalNanos, long firstTokenSentNanos,
-        long lastTokenSentNanos, int tokenChunksSent, boolean cancelled, long closedNanos) {
+        long lastTokenSentNanos, int tokenChunksSent, boolean cancelled, long closedNanos,
+        long[] tokenChunkSentNanos) {
 }

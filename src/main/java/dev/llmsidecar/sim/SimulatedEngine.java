@@ -177,6 +177,7 @@ public final class SimulatedEngine {
         long timer = -1;
         long firstSent = -1;
         long lastSent = -1;
+        long[] sentTimes = new long[16];
         boolean closed;
         boolean done;
 
@@ -270,6 +271,10 @@ public final class SimulatedEngine {
                 firstSent = now;
             }
             lastSent = now;
+            if (chunksSent > sentTimes.length) {
+                sentTimes = java.util.Arrays.copyOf(sentTimes, sentTimes.length * 2);
+            }
+            sentTimes[chunksSent - 1] = now;
             if (!last) {
                 long next = scheduledAt + jittered(interChunkNanos);
                 schedule(next, () -> sendTokens(next));
@@ -377,7 +382,8 @@ public final class SimulatedEngine {
         }
 
         void record(boolean cancelled, long closedAt) {
-            served.add(new ServedRequest(id, body, arrival, firstSent, lastSent, chunksSent, cancelled, closedAt));
+            served.add(new ServedRequest(id, body, arrival, firstSent, lastSent, chunksSent, cancelled, closedAt,
+                    java.util.Arrays.copyOf(sentTimes, chunksSent)));
             while (served.size() > 10_000) {
                 served.pollFirst();
             }
