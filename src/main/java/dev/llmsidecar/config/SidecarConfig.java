@@ -5,6 +5,7 @@ import io.smallrye.config.WithDefault;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -19,6 +20,12 @@ public interface SidecarConfig {
     Llm llm();
 
     Metrics metrics();
+
+    Slo slo();
+
+    Windows windows();
+
+    Engine engine();
 
     Demo demo();
 
@@ -84,6 +91,84 @@ public interface SidecarConfig {
 
         /** Models always kept as their own label value, whatever the cap (e.g. the served model names). */
         Optional<List<String>> pinnedModels();
+    }
+
+    /** Service-level objectives; see docs/slo.md. */
+    interface Slo {
+        /** Request header that names the request's SLO class. */
+        @WithDefault("x-slo-class")
+        String classHeader();
+
+        /** Allowed SLO class values (bounded label); a missing or unknown value is the first one. */
+        @WithDefault("default")
+        List<String> classes();
+
+        /** Named objectives, e.g. sidecar.slo.objectives.interactive.ttft=PT0.5S. None by default. */
+        Map<String, Objective> objectives();
+
+        interface Objective {
+            /** Comma-separated globs on the request's model name ('*' and '?'). */
+            @WithDefault("*")
+            String models();
+
+            /** SLO class this objective applies to, or '*' for every class. */
+            @WithDefault("*")
+            String sloClass();
+
+            /** Largest acceptable time to first token. */
+            Optional<Duration> ttft();
+
+            /** Largest acceptable time per output token (requests with one token meet it). */
+            Optional<Duration> tpot();
+
+            /** Largest acceptable end-to-end latency. */
+            Optional<Duration> e2e();
+
+            /** Largest acceptable inter-token latency at {@link #itlQuantile()} within the request. */
+            Optional<Duration> itl();
+
+            @WithDefault("0.99")
+            double itlQuantile();
+
+            /** Share of requests that must be good, e.g. 0.99; exported for burn-rate alerts. */
+            @WithDefault("0.99")
+            double target();
+        }
+    }
+
+    /** Live local percentiles (JSON on the management port) and p99 drift. */
+    interface Windows {
+        /** Sliding windows kept per model; the shortest sets the rotation granularity (1/6 of it). */
+        @WithDefault("PT1M,PT5M,PT1H")
+        List<Duration> durations();
+
+        /** Recent window of the p99 drift ratio. */
+        @WithDefault("PT5M")
+        Duration driftShort();
+
+        /** Baseline window of the p99 drift ratio (must be one of the durations). */
+        @WithDefault("PT1H")
+        Duration driftBaseline();
+
+        /** Fewer samples than this in either window: drift is NaN (no alert on thin data). */
+        @WithDefault("50")
+        long driftMinSamples();
+    }
+
+    /** Scraping the inference server's own Prometheus endpoint (the neighbour in the pod). */
+    interface Engine {
+        /** Scrape the engine's metrics and re-export normalised gauges (llm_sidecar_engine_*). */
+        @WithDefault("true")
+        boolean scrapeEnabled();
+
+        /** Engine metrics URL; default: the upstream URL + /metrics (vLLM, SGLang, TGI, llama.cpp --metrics). */
+        Optional<URI> metricsUrl();
+
+        @WithDefault("PT5S")
+        Duration scrapeInterval();
+
+        @WithDefault("PT2S")
+        Duration scrapeTimeout();
     }
 
     interface Demo {

@@ -1,9 +1,11 @@
 package dev.llmsidecar.export;
 
 import dev.llmsidecar.config.SidecarConfig;
+import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.timeline.RequestResult;
 import dev.llmsidecar.timeline.RequestTimeline;
 import dev.llmsidecar.timeline.TokenCountSource;
+import dev.llmsidecar.wire.ServerTimings;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
@@ -34,21 +36,36 @@ public final class LlmMetrics {
     private final Map<EndKey, End> end = new ConcurrentHashMap<>();
     private final Map<String, Counter> simpleCounters = new ConcurrentHashMap<>();
 
+    private final Map<String, Timer> lazyTimers = new ConcurrentHashMap<>();
     private final AtomicInteger inFlight = new AtomicInteger();
+    private final AtomicInteger maxInFlight = new AtomicInteger();
+    private final DistributionSummary waitingDepth;
     private final AtomicInteger waitingFirstToken = new AtomicInteger();
     private final Timer chunkWriteDelay;
 
     public LlmMetrics(MeterRegistry registry, SidecarConfig.Metrics config) {
+        this(registry, config, List.of());
+    }
+
+    /** @param extraLatencyBounds more latency bucket bounds in seconds (every SLO threshold becomes one) */
+    public LlmMetrics(MeterRegistry registry, SidecarConfig.Metrics config, List<Double> extraLatencyBounds) {
         this.registry = registry;
         this.models = new ModelLabels(config.maxModels(), config.pinnedModels().orElse(List.of()));
-        this.latencyBuckets = config.latencyBuckets().stream()
-                .map(s -> Duration.ofNanos(Math.round(s * 1e9))).toArray(Duration[]::new);
+        this.latencyBuckets = java.util.stream.Stream.concat(config.latencyBuckets().stream(), extraLatencyBounds.stream())
+                .map(s -> Duration.ofNanos(Math.round(s * 1e9))).distinct().sorted().toArray(Duration[]::new);
         this.tokenBuckets = config.tokenBuckets().stream().mapToDouble(Double::doubleValue).toArray();
         Gauge.builder("llm_sidecar.requests_in_flight", inFlight, AtomicInteger::get)
                 .description("LLM requests received and not yet finished").register(registry);
         Gauge.builder("llm_sidecar.requests_waiting_first_token", waitingFirstToken, AtomicInteger::get)
                 .description("LLM requests received that have no token yet (queued or prefilling upstream)")
                 .register(registry);
+        Gauge.builder("llm_sidecar.requests_in_flight_max", maxInFlight, AtomicInteger::get)
+                .description("Highest number of LLM requests in flight at once since start").register(registry);
+        this.waitingDepth = DistributionSummary.builder("llm_sidecar.requests_waiting_first_token_depth")
+                .description("Requests waiting for their first token, sampled at a fixed period: bucket share = "
+                        + "share of time the queue was at most that deep")
+                .serviceLevelObjectives(0.5, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
+                .publishPercentileHistogram(false).register(registry);
         this.chunkWriteDelay = latencyTimer("llm_sidecar.chunk_write_delay", Tags.empty(),
                 "Time from a response chunk's arrival from upstream until it was written to the client socket");
     }
@@ -60,7 +77,7 @@ public final class LlmMetrics {
 
     /** Starts the live part of an LLM request: in-flight and waiting gauges, TTFT / chunk timers. */
     public RequestTimeline.LiveListener requestStarted(String model, String operation, boolean streaming) {
-        inFlight.incrementAndGet();
+        maxInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
         waitingFirstToken.incrementAndGet();
         return new LiveRequest(live.computeIfAbsent(new LiveKey(model, operation, streaming), this::newLive));
     }
@@ -76,6 +93,32 @@ public final class LlmMetrics {
         if (!r.streaming() && r.ttftNanos() >= 0) {
             // non-streaming: the whole answer is the first token (labelled streaming="false")
             m.live.ttft.record(r.ttftNanos(), TimeUnit.NANOSECONDS);
+        }
+        if (r.outcome() == Outcome.OK && r.ttftNanos() >= 0) {
+            // a TTFT flattered by the prefix cache must be told apart from a cold prefill
+            String cache = r.cachedTokens() < 0 ? "unknown" : r.cachedTokens() > 0 ? "hit" : "miss";
+            lazyTimer("llm_sidecar.time_to_first_token_by_cache", "TTFT of successful requests by prefix-cache hit",
+                    "model", model, "operation", operation, "streaming", Boolean.toString(r.streaming()), "cache", cache)
+                    .record(r.ttftNanos(), TimeUnit.NANOSECONDS);
+        }
+        ServerTimings engine = r.serverTimings();
+        if (engine != null) {
+            if (engine.queueNanos() >= 0) {
+                lazyTimer("llm_sidecar.engine_reported_queue", "Queue time the engine reported for the request",
+                        "model", model, "operation", operation).record(engine.queueNanos(), TimeUnit.NANOSECONDS);
+            }
+            long engineTtft = engine.engineTtftNanos();
+            if (engineTtft >= 0) {
+                lazyTimer("llm_sidecar.engine_reported_time_to_first_token",
+                        "Engine-reported time from its arrival to the first token (queue + prefill)",
+                        "model", model, "operation", operation).record(engineTtft, TimeUnit.NANOSECONDS);
+                if (r.ttftNanos() >= 0) {
+                    lazyTimer("llm_sidecar.time_to_first_token_outside_engine",
+                            "Client-visible TTFT minus engine-reported TTFT: network, proxy, HTTP framing, tokenizer",
+                            "model", model, "operation", operation)
+                            .record(Math.max(0, r.ttftNanos() - engineTtft), TimeUnit.NANOSECONDS);
+                }
+            }
         }
         if (r.upstreamHeadersNanos() >= 0) {
             m.live.upstreamHeaders.record(r.upstreamHeadersNanos(), TimeUnit.NANOSECONDS);
@@ -110,6 +153,24 @@ public final class LlmMetrics {
                     "Response chunks or bodies that could not be decoded (forwarded untouched)")
                     .increment(r.undecodableChunks());
         }
+    }
+
+    /** Samples the waiting depth; called at a fixed period, so the histogram is time-weighted. */
+    public void sampleQueueDepth() {
+        waitingDepth.record(waitingFirstToken.get());
+    }
+
+    /** LLM requests currently in flight. */
+    public int inFlight() {
+        return inFlight.get();
+    }
+
+    public int waitingFirstToken() {
+        return waitingFirstToken.get();
+    }
+
+    public int maxInFlight() {
+        return maxInFlight.get();
     }
 
     /** Arrival-to-written delay of one forwarded chunk. */
@@ -162,6 +223,11 @@ public final class LlmMetrics {
                 .serviceLevelObjectives(latencyBuckets)
                 .publishPercentileHistogram(false)
                 .register(registry);
+    }
+
+    private Timer lazyTimer(String name, String description, String... tags) {
+        String key = name + '\0' + String.join("\0", tags);
+        return lazyTimers.computeIfAbsent(key, k -> latencyTimer(name, Tags.of(tags), description));
     }
 
     private DistributionSummary tokenSummary(String name, Tags tags, String description) {

@@ -51,7 +51,9 @@ final class Exchange {
     private int status;
 
     // LLM calls only
+    private String modelName;
     private String model = ModelLabels.UNKNOWN;
+    private String sloClass;
     private boolean streamRequested;
     private boolean usageInjected;
     private RequestTimeline timeline;
@@ -68,6 +70,9 @@ final class Exchange {
     }
 
     void start() {
+        if (operation != null) {
+            sloClass = proxy.reporter.policy().sloClass(request.getHeader(proxy.reporter.policy().classHeader()));
+        }
         response.closeHandler(v -> onClientGone());
         request.exceptionHandler(t -> onClientGone());
         if ("100-continue".equalsIgnoreCase(request.getHeader(HttpHeaders.EXPECT))) {
@@ -111,7 +116,8 @@ final class Exchange {
             if (!inspected.decodable()) {
                 proxy.metrics.bodyNotInspected("not_json");
             }
-            model = proxy.metrics.modelLabel(inspected.model());
+            modelName = inspected.model();
+            model = proxy.metrics.modelLabel(modelName);
             streamRequested = inspected.stream();
             usageInjected = inspected.usageInjected();
             if (usageInjected) {
@@ -353,7 +359,7 @@ final class Exchange {
                 startTimeline(streamRequested);
             }
             var result = timeline.finish(nanos, outcome, status);
-            proxy.metrics.requestFinished(model, operation.label(), live, result);
+            proxy.reporter.finished(modelName, model, operation.label(), sloClass, live, result);
             if (sseDecoder != null && sseDecoder.strippedEvents() > 0) {
                 proxy.metrics.usageChunkStripped();
             }

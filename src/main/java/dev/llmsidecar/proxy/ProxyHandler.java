@@ -3,6 +3,7 @@ package dev.llmsidecar.proxy;
 import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.export.LlmMetrics;
+import dev.llmsidecar.export.RequestReporter;
 import dev.llmsidecar.wire.LlmOperation;
 import dev.llmsidecar.wire.openai.OpenAiChunkParser;
 import dev.llmsidecar.wire.openai.OpenAiRequestInspector;
@@ -27,15 +28,17 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
     final Vertx vertx;
     final SidecarConfig config;
     final LlmMetrics metrics;
+    final RequestReporter reporter;
     final HttpClient client;
     final UpstreamTarget target;
     final OpenAiRequestInspector inspector;
     final OpenAiChunkParser chunkParser;
 
-    public ProxyHandler(Vertx vertx, SidecarConfig config, LlmMetrics metrics) {
+    public ProxyHandler(Vertx vertx, SidecarConfig config, RequestReporter reporter) {
         this.vertx = vertx;
         this.config = config;
-        this.metrics = metrics;
+        this.reporter = reporter;
+        this.metrics = reporter.metrics();
         this.target = UpstreamTarget.of(config.upstream().url());
         JsonFactory json = new JsonFactory();
         this.inspector = new OpenAiRequestInspector(json);

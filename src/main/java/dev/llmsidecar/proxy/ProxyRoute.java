@@ -1,8 +1,8 @@
 package dev.llmsidecar.proxy;
 
 import dev.llmsidecar.config.SidecarConfig;
-import dev.llmsidecar.export.LlmMetrics;
-import io.micrometer.core.instrument.MeterRegistry;
+import dev.llmsidecar.export.SidecarTelemetry;
+import dev.llmsidecar.export.TelemetryProducer;
 import io.quarkus.runtime.ShutdownEvent;
 import io.vertx.core.Vertx;
 import io.vertx.ext.web.Router;
@@ -16,14 +16,24 @@ import jakarta.enterprise.event.Observes;
 @ApplicationScoped
 public class ProxyRoute {
 
-    private ProxyHandler handler;
+    private static final long QUEUE_SAMPLE_MILLIS = 250;
 
-    void install(@Observes Router router, Vertx vertx, SidecarConfig config, MeterRegistry registry) {
-        handler = new ProxyHandler(vertx, config, new LlmMetrics(registry, config.metrics()));
+    private ProxyHandler handler;
+    private Vertx vertx;
+    private long sampler = -1;
+
+    void install(@Observes Router router, Vertx vertx, SidecarConfig config, TelemetryProducer producer) {
+        SidecarTelemetry telemetry = producer.telemetry();
+        this.vertx = vertx;
+        handler = new ProxyHandler(vertx, config, telemetry.reporter());
         router.route().order(Integer.MIN_VALUE).handler(rc -> handler.handle(rc.request()));
+        sampler = vertx.setPeriodic(QUEUE_SAMPLE_MILLIS, id -> telemetry.metrics().sampleQueueDepth());
     }
 
     void stop(@Observes ShutdownEvent event) {
+        if (sampler >= 0) {
+            vertx.cancelTimer(sampler);
+        }
         if (handler != null) {
             handler.close();
         }

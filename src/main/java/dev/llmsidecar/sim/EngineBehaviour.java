@@ -19,10 +19,12 @@ import java.time.Duration;
  * @param crlf end SSE lines with CRLF instead of LF
  * @param fixedCreated value of "created" (0: the current time), so outputs can be compared byte for byte
  * @param seed random seed for jitter
+ * @param perRequestMetrics add vLLM's per-request {@code metrics} object (queue_time_ms, time_to_first_token_ms
+ *     from scheduling) to the final usage chunk / the response body, as --enable-per-request-metrics does
  */
 public record EngineBehaviour(String model, Duration ttft, Duration interChunk, double jitter, int tokensPerChunk,
         int outputTokens, boolean roleFirstChunk, UsageMode usageMode, double cachedTokenRatio, int slots,
-        boolean crlf, long fixedCreated, long seed) {
+        boolean crlf, long fixedCreated, long seed, boolean perRequestMetrics) {
 
     /** How the engine reports usage in a stream. */
     public enum UsageMode {
@@ -37,56 +39,61 @@ public record EngineBehaviour(String model, Duration ttft, Duration interChunk, 
     /** A vLLM-like engine: 200 ms TTFT, 20 ms per token, role chunk first, usage when asked. */
     public static EngineBehaviour defaults() {
         return new EngineBehaviour("sim-llama-8b", Duration.ofMillis(200), Duration.ofMillis(20), 0.0, 1, 16, true,
-                UsageMode.SEPARATE_CHUNK, 0.0, 256, false, 0, 42);
+                UsageMode.SEPARATE_CHUNK, 0.0, 256, false, 0, 42, false);
     }
 
     public EngineBehaviour withTiming(Duration ttft, Duration interChunk) {
         return new EngineBehaviour(model, ttft, interChunk, jitter, tokensPerChunk, outputTokens, roleFirstChunk,
-                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed);
+                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed, perRequestMetrics);
     }
 
     public EngineBehaviour withJitter(double jitter) {
         return new EngineBehaviour(model, ttft, interChunk, jitter, tokensPerChunk, outputTokens, roleFirstChunk,
-                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed);
+                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed, perRequestMetrics);
     }
 
     public EngineBehaviour withTokensPerChunk(int tokensPerChunk) {
         return new EngineBehaviour(model, ttft, interChunk, jitter, tokensPerChunk, outputTokens, roleFirstChunk,
-                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed);
+                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed, perRequestMetrics);
     }
 
     public EngineBehaviour withOutputTokens(int outputTokens) {
         return new EngineBehaviour(model, ttft, interChunk, jitter, tokensPerChunk, outputTokens, roleFirstChunk,
-                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed);
+                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed, perRequestMetrics);
     }
 
     public EngineBehaviour withUsageMode(UsageMode usageMode) {
         return new EngineBehaviour(model, ttft, interChunk, jitter, tokensPerChunk, outputTokens, roleFirstChunk,
-                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed);
+                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed, perRequestMetrics);
     }
 
     public EngineBehaviour withCachedTokenRatio(double cachedTokenRatio) {
         return new EngineBehaviour(model, ttft, interChunk, jitter, tokensPerChunk, outputTokens, roleFirstChunk,
-                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed);
+                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed, perRequestMetrics);
     }
 
     public EngineBehaviour withSlots(int slots) {
         return new EngineBehaviour(model, ttft, interChunk, jitter, tokensPerChunk, outputTokens, roleFirstChunk,
-                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed);
+                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed, perRequestMetrics);
     }
 
     public EngineBehaviour withCrlf(boolean crlf) {
         return new EngineBehaviour(model, ttft, interChunk, jitter, tokensPerChunk, outputTokens, roleFirstChunk,
-                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed);
+                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed, perRequestMetrics);
     }
 
     public EngineBehaviour withFixedCreated(long fixedCreated) {
         return new EngineBehaviour(model, ttft, interChunk, jitter, tokensPerChunk, outputTokens, roleFirstChunk,
-                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed);
+                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed, perRequestMetrics);
     }
 
     public EngineBehaviour withRoleFirstChunk(boolean roleFirstChunk) {
         return new EngineBehaviour(model, ttft, interChunk, jitter, tokensPerChunk, outputTokens, roleFirstChunk,
-                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed);
+                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed, perRequestMetrics);
+    }
+
+    public EngineBehaviour withPerRequestMetrics(boolean perRequestMetrics) {
+        return new EngineBehaviour(model, ttft, interChunk, jitter, tokensPerChunk, outputTokens, roleFirstChunk,
+                usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed, perRequestMetrics);
     }
 }

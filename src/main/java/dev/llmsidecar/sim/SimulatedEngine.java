@@ -281,9 +281,14 @@ public final class SimulatedEngine {
                 return;
             }
             if (includeUsage && behaviour.usageMode() == EngineBehaviour.UsageMode.SEPARATE_CHUNK) {
-                sendEvent(new JsonObject().put("id", id).put("object", chat ? "chat.completion.chunk" : "text_completion")
+                JsonObject usageChunk = new JsonObject().put("id", id)
+                        .put("object", chat ? "chat.completion.chunk" : "text_completion")
                         .put("created", created).put("model", model).put("choices", new JsonArray())
-                        .put("usage", usage(tokensSent)));
+                        .put("usage", usage(tokensSent));
+                if (behaviour.perRequestMetrics()) {
+                    usageChunk.put("metrics", perRequestMetrics());
+                }
+                sendEvent(usageChunk);
             }
             res.write("data: [DONE]" + eol + eol);
             res.end();
@@ -308,6 +313,9 @@ public final class SimulatedEngine {
                     .put("model", model).put("choices", new JsonArray().add(choice)).put("usage", usage(outputTokens));
             tokensSent = outputTokens;
             firstSent = lastSent = System.nanoTime();
+            if (behaviour.perRequestMetrics()) {
+                response.put("metrics", perRequestMetrics());
+            }
             res.putHeader("content-type", "application/json").end(response.encode());
             successTotal++;
             finishGeneration();
@@ -324,6 +332,13 @@ public final class SimulatedEngine {
             choice.put("finish_reason", finish);
             return new JsonObject().put("id", id).put("object", chat ? "chat.completion.chunk" : "text_completion")
                     .put("created", created).put("model", model).put("choices", new JsonArray().add(choice));
+        }
+
+        /** vLLM --enable-per-request-metrics: times in ms, TTFT measured from scheduling (slot start). */
+        JsonObject perRequestMetrics() {
+            return new JsonObject().put("queue_time_ms", (slotStart - arrival) / 1e6)
+                    .put("time_to_first_token_ms", (firstSent - slotStart) / 1e6)
+                    .put("generation_time_ms", (lastSent - slotStart) / 1e6);
         }
 
         JsonObject usage(int completion) {

@@ -14,6 +14,7 @@ package dev.llmsidecar.timeline;
  * @param tpotNanos (e2e - ttft) / (outputTokens - 1), streaming with at least 2 tokens
  * @param upstreamHeadersNanos time until the upstream's response headers arrived
  * @param tokenChunks token-bearing chunks seen
+ * @param serverTimings what the engine reported about its own queue and first-token time, or null
  */
 public record RequestResult(
         boolean streaming,
@@ -33,5 +34,6 @@ public record RequestResult(
         String finishReason,
         int tokenChunks,
         int undecodableChunks,
-        ItlSamples itl) {
+        ItlSamples itl,
+        dev.llmsidecar.wire.ServerTimings serverTimings) {
 }

@@ -1,5 +1,6 @@
 package dev.llmsidecar.timeline;
 
+import dev.llmsidecar.wire.ServerTimings;
 import dev.llmsidecar.wire.TokenEventSink;
 import dev.llmsidecar.wire.Usage;
 import java.util.Arrays;
@@ -47,6 +48,7 @@ public final class RequestTimeline implements TokenEventSink {
     private boolean everyChunkCounted = true;
     private int chunks;
     private Usage usage;
+    private ServerTimings serverTimings;
     private String finishReason;
     private boolean streamError;
     private int undecodable;
@@ -119,6 +121,11 @@ public final class RequestTimeline implements TokenEventSink {
     }
 
     @Override
+    public void onServerTimings(ServerTimings timings) {
+        this.serverTimings = timings;
+    }
+
+    @Override
     public void onFinishReason(String finishReason) {
         this.finishReason = finishReason;
     }
@@ -173,7 +180,7 @@ public final class RequestTimeline implements TokenEventSink {
                 rel(firstReasoningNanos), rel(firstContentNanos), e2e, tpot, rel(upstreamHeadersNanos),
                 outputTokens, source, usage == null ? -1 : usage.promptTokens(),
                 usage == null ? -1 : usage.cachedTokens(), finishReason, chunks, undecodable, itlSamples(outputTokens,
-                        source));
+                        source), serverTimings);
         return result;
     }
 

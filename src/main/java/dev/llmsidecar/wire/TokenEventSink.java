@@ -21,6 +21,10 @@ public interface TokenEventSink {
 
     void onFinishReason(String finishReason);
 
+    /** The server reported its own timings for this request (vLLM per-request metrics, llama.cpp timings). */
+    default void onServerTimings(ServerTimings timings) {
+    }
+
     /** The server reported an error inside a successful (200) stream. */
     void onStreamError();
 

@@ -65,6 +65,9 @@ class SidecarApplicationTest {
     @TestHTTPResource(value = "/health/ready", management = true)
     URL ready;
 
+    @TestHTTPResource(value = "/llm", management = true)
+    URL liveStats;
+
     final HttpClient http = HttpClient.newHttpClient();
 
     @BeforeAll
@@ -109,6 +112,26 @@ class SidecarApplicationTest {
         assertThat(s.sum("llm_sidecar_requests_total", "model", "sim-llama-8b", "outcome", "ok")).isGreaterThanOrEqualTo(3);
         assertThat(s.sum("gen_ai_server_time_to_first_token_seconds_count", "streaming", "true")).isGreaterThanOrEqualTo(1);
         assertThat(s.sum("llm_sidecar_usage_chunks_stripped_total")).isGreaterThanOrEqualTo(1);
+
+        io.vertx.core.json.JsonObject live = new io.vertx.core.json.JsonObject(get(liveStats));
+        assertThat(live.getInteger("in_flight")).isZero();
+        io.vertx.core.json.JsonObject ttft = live.getJsonObject("models").getJsonObject("sim-llama-8b")
+                .getJsonObject("ttft").getJsonObject("1m");
+        assertThat(ttft.getLong("count")).isGreaterThanOrEqualTo(3);
+        assertThat(ttft.getDouble("p50")).isPositive();
+    }
+
+    @Test
+    void theEnginesOwnMetricsAreScrapedAndNormalised() throws Exception {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        Scrape s = new Scrape(get(metrics));
+        while (s.sum("llm_sidecar_engine_up") < 1 && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+            s = new Scrape(get(metrics));
+        }
+        assertThat(s.sum("llm_sidecar_engine_up")).isEqualTo(1);
+        assertThat(s.sum("llm_sidecar_engine_info", "engine", "vllm")).isEqualTo(1);
+        assertThat(s.sum("llm_sidecar_engine_requests_waiting")).isZero();
     }
 
     @Test

@@ -1,7 +1,7 @@
 package dev.llmsidecar.support;
 
 import dev.llmsidecar.config.SidecarConfig;
-import dev.llmsidecar.export.LlmMetrics;
+import dev.llmsidecar.export.SidecarTelemetry;
 import dev.llmsidecar.proxy.ProxyHandler;
 import dev.llmsidecar.sim.EngineBehaviour;
 import dev.llmsidecar.sim.SimulatedEngine;
@@ -34,6 +34,7 @@ public final class ProxyFixture implements AutoCloseable {
     public final int enginePort;
     public final int proxyPort;
     public final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    public final SidecarTelemetry telemetry;
     private final ProxyHandler proxy;
     private final HttpServer server;
     private final HttpClient client;
@@ -68,7 +69,8 @@ public final class ProxyFixture implements AutoCloseable {
         enginePort = await(engine.start("127.0.0.1", 0));
         SidecarConfig sidecar = TestConfigs.sidecar(
                 upstreamOverride != null ? upstreamOverride : "http://127.0.0.1:" + enginePort, config);
-        proxy = new ProxyHandler(vertx, sidecar, new LlmMetrics(registry, sidecar.metrics()));
+        telemetry = new SidecarTelemetry(registry, sidecar, System::nanoTime);
+        proxy = new ProxyHandler(vertx, sidecar, telemetry.reporter());
         server = vertx.createHttpServer(new HttpServerOptions().setHost("127.0.0.1").setPort(0).setTcpNoDelay(true));
         proxyPort = await(server.requestHandler(proxy).listen()).actualPort();
         client = vertx.createHttpClient(new HttpClientOptions().setDefaultHost("127.0.0.1"),

@@ -1,5 +1,6 @@
 package dev.llmsidecar.wire.openai;
 
+import dev.llmsidecar.wire.ServerTimings;
 import dev.llmsidecar.wire.Usage;
 
 /**
@@ -12,9 +13,10 @@ import dev.llmsidecar.wire.Usage;
  * @param finishReason the last non-null finish_reason seen, or null
  * @param usage the usage object, or null when absent or null
  * @param error the object has an {@code error} member
+ * @param serverTimings vLLM {@code metrics} / llama.cpp {@code timings}, or null
  */
 public record OpenAiChunk(boolean choicesPresent, boolean choicesEmpty, boolean carriesContent,
-        boolean carriesReasoning, String finishReason, Usage usage, boolean error) {
+        boolean carriesReasoning, String finishReason, Usage usage, boolean error, ServerTimings serverTimings) {
 
     /** The first-token predicate: content, reasoning or tool-call text. Role-only and empty deltas are not tokens. */
     public boolean carriesToken() {

@@ -3,6 +3,7 @@ package dev.llmsidecar.wire.openai;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import dev.llmsidecar.wire.ServerTimings;
 import dev.llmsidecar.wire.Usage;
 import java.io.IOException;
 
@@ -31,6 +32,10 @@ public final class OpenAiChunkParser {
                 switch (name) {
                     case "choices" -> readChoices(p, value, s);
                     case "usage" -> s.usage = value == JsonToken.START_OBJECT ? readUsage(p) : null;
+                    case "metrics" -> s.timings = value == JsonToken.START_OBJECT
+                            ? readTimings(p, "queue_time_ms", "time_to_first_token_ms") : skip(p);
+                    case "timings" -> s.timings = value == JsonToken.START_OBJECT
+                            ? readTimings(p, null, "prompt_ms") : skip(p);
                     case "error" -> {
                         s.error = value != JsonToken.VALUE_NULL;
                         p.skipChildren();
@@ -42,7 +47,7 @@ public final class OpenAiChunkParser {
                 return null;
             }
             return new OpenAiChunk(s.choicesPresent, s.choicesEmpty, s.content, s.reasoning, s.finishReason,
-                    s.usage, s.error);
+                    s.usage, s.error, s.timings);
         } catch (IOException | RuntimeException e) {
             return null;
         }
@@ -56,6 +61,33 @@ public final class OpenAiChunkParser {
         String finishReason;
         Usage usage;
         boolean error;
+        ServerTimings timings;
+    }
+
+    private static ServerTimings skip(JsonParser p) throws IOException {
+        p.skipChildren();
+        return null;
+    }
+
+    /** Reads two millisecond members (names may be null) of a timings object into nanoseconds. */
+    private static ServerTimings readTimings(JsonParser p, String queueName, String firstTokenName) throws IOException {
+        long queue = -1;
+        long first = -1;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String name = p.currentName();
+            JsonToken v = p.nextToken();
+            if (v.isNumeric() && (name.equals(queueName) || name.equals(firstTokenName))) {
+                long nanos = Math.round(p.getDoubleValue() * 1_000_000);
+                if (name.equals(queueName)) {
+                    queue = nanos;
+                } else {
+                    first = nanos;
+                }
+            } else {
+                p.skipChildren();
+            }
+        }
+        return first < 0 && queue < 0 ? null : new ServerTimings(queue, first);
     }
 
     private static void readChoices(JsonParser p, JsonToken value, State s) throws IOException {

@@ -56,6 +56,9 @@ public final class OpenAiJsonDecoder implements StreamDecoder {
         if (body.usage() != null) {
             sink.onUsage(body.usage());
         }
+        if (body.serverTimings() != null) {
+            sink.onServerTimings(body.serverTimings());
+        }
         if (body.finishReason() != null) {
             sink.onFinishReason(body.finishReason());
         }

@@ -131,6 +131,9 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
         if (chunk.usage() != null) {
             sink.onUsage(chunk.usage());
         }
+        if (chunk.serverTimings() != null) {
+            sink.onServerTimings(chunk.serverTimings());
+        }
         if (chunk.carriesToken()) {
             long cumulative = chunk.usage() == null ? -1 : chunk.usage().completionTokens();
             sink.onTokenChunk(nanos, !chunk.carriesContent(), cumulative);

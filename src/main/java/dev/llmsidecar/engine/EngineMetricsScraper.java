@@ -1,0 +1,286 @@
+package dev.llmsidecar.engine;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.AsyncResult;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpConnection;
+import io.vertx.core.http.PoolOptions;
+import io.vertx.ext.web.client.HttpResponse;
+import io.vertx.ext.web.client.WebClient;
+import io.vertx.ext.web.client.WebClientOptions;
+import java.net.URI;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * Scrapes the upstream engine's own Prometheus endpoint on a timer and re-exports a few normalised gauges
+ * ({@code llm_sidecar.engine.*}), so the sidecar's metrics say what the engine thinks of its load next to
+ * what the sidecar measured.
+ *
+ * <p>Everything runs on one Vert.x context (the caller's, or a fresh event-loop one): the HTTP call, the parse
+ * and the normalisation; nothing blocks. A failed, unrecognised, oversized or late scrape sets
+ * {@code up} to 0 and every engine gauge to NaN, so stale numbers never look live.
+ *
+ * <p>Meters are registered in the constructor and stay registered; use one scraper per registry (Micrometer
+ * would hand a second one the first one's gauges).
+ */
+public final class EngineMetricsScraper {
+
+    /** Responses larger than this are refused: a real engine exposition is a few hundred KiB. */
+    public static final int MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+    // Classic text format. Not offering OpenMetrics at all: Python's prometheus_client ignores q-values and
+    // switches to it whenever it is named (we would parse it, but it adds _created series per counter).
+    private static final String ACCEPT = "text/plain;version=0.0.4, */*;q=0.1";
+
+    /** What gauges read. Replaced as a whole so a reader never sees up=1 with another scrape's values. */
+    private record State(boolean up, EngineSnapshot snapshot, EngineKind infoKind) {
+    }
+
+    /** One scrape in flight: its deadline timer and the body codec to abandon if it is late. */
+    private static final class Attempt {
+        final LimitedBodyCodec body = new LimitedBodyCodec(MAX_BODY_BYTES);
+        long deadlineTimer = -1;
+    }
+
+    private enum Outcome {
+        OK, ERROR, UNPARSEABLE;
+
+        String tag() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    private final Vertx vertx;
+    private final MeterRegistry registry;
+    private final String url;
+    private final long intervalMillis;
+    private final long timeoutMillis;
+    private final Context context;
+    private final Counter okScrapes;
+    private final Counter errorScrapes;
+    private final Counter unparseableScrapes;
+
+    private volatile State state = new State(false, EngineSnapshot.unknown(), null);
+
+    // confined to `context`
+    private final EngineNormaliser normaliser = new EngineNormaliser();
+    private final Set<EngineKind> infoRegistered = EnumSet.noneOf(EngineKind.class);
+    private HttpClient httpClient;
+    private WebClient client;
+    private HttpConnection connection; // the one pooled connection, to cut when a scrape is abandoned
+    private long periodicTimer = -1;
+    private Attempt inFlight;
+    private boolean running;
+
+    /**
+     * @param url      the engine's metrics endpoint, http or https (e.g. {@code http://127.0.0.1:8000/metrics})
+     * @param interval time between scrape starts; a tick is skipped while the previous scrape still runs
+     * @param timeout  deadline for a whole scrape: connect, headers and body
+     */
+    public EngineMetricsScraper(Vertx vertx, MeterRegistry registry, URI url, Duration interval, Duration timeout) {
+        this.vertx = Objects.requireNonNull(vertx, "vertx");
+        this.registry = Objects.requireNonNull(registry, "registry");
+        Objects.requireNonNull(url, "url");
+        String scheme = url.getScheme() == null ? "" : url.getScheme().toLowerCase(Locale.ROOT);
+        if (!(scheme.equals("http") || scheme.equals("https")) || url.getHost() == null) {
+            throw new IllegalArgumentException("engine metrics URL must be an absolute http(s) URL: " + url);
+        }
+        this.url = url.toString();
+        this.intervalMillis = positiveMillis(interval, "interval");
+        this.timeoutMillis = positiveMillis(timeout, "timeout");
+        this.context = vertx.getOrCreateContext();
+
+        gauge("llm_sidecar.engine.up", s -> s.up() ? 1 : 0,
+                "1 when the last scrape of the engine's metrics endpoint succeeded and was recognised, else 0");
+        gauge("llm_sidecar.engine.requests_waiting", s -> s.snapshot().requestsWaiting(),
+                "Requests queued inside the engine, as the engine reports it (NaN when unknown)");
+        gauge("llm_sidecar.engine.requests_running", s -> s.snapshot().requestsRunning(),
+                "Requests in the engine's running batch, as the engine reports it (NaN when unknown)");
+        gauge("llm_sidecar.engine.kv_cache_usage_ratio", s -> s.snapshot().kvCacheUsageRatio(),
+                "Engine KV-cache usage 0..1 (NaN when unknown)");
+        gauge("llm_sidecar.engine.prefix_cache_hit_ratio", s -> s.snapshot().prefixCacheHitRatio(),
+                "Engine prefix-cache hit ratio 0..1 (vLLM: over the last scrape interval; NaN when unknown)");
+        this.okScrapes = scrapeCounter(Outcome.OK);
+        this.errorScrapes = scrapeCounter(Outcome.ERROR);
+        this.unparseableScrapes = scrapeCounter(Outcome.UNPARSEABLE);
+    }
+
+    /** Starts scraping now and then every interval. Idempotent; completes once scheduled. */
+    public Future<Void> start() {
+        Promise<Void> started = Promise.promise();
+        context.runOnContext(v -> {
+            if (!running) {
+                running = true;
+                // one connection is enough for sequential scrapes, and is the one to close when one is abandoned:
+                // WebClient alone would leave a late or oversized response draining on it
+                httpClient = vertx.httpClientBuilder()
+                        .with(new HttpClientOptions()
+                                .setConnectTimeout((int) Math.min(Integer.MAX_VALUE, timeoutMillis)))
+                        .with(new PoolOptions().setHttp1MaxSize(1).setHttp2MaxSize(1))
+                        .withConnectHandler(this::connected)
+                        .build();
+                client = WebClient.wrap(httpClient, new WebClientOptions()
+                        .setUserAgent("llm-sidecar")
+                        .setFollowRedirects(false));
+                periodicTimer = vertx.setPeriodic(intervalMillis, id -> scrape());
+                scrape();
+            }
+            started.complete();
+        });
+        return started.future();
+    }
+
+    /**
+     * Stops scraping, abandons a scrape in flight and reports the engine as down (meters stay registered).
+     * Idempotent; completes once stopped, without blocking.
+     */
+    public Future<Void> stop() {
+        Promise<Void> stopped = Promise.promise();
+        context.runOnContext(v -> {
+            if (running) {
+                running = false;
+                vertx.cancelTimer(periodicTimer);
+                if (inFlight != null) {
+                    vertx.cancelTimer(inFlight.deadlineTimer);
+                    inFlight.body.abandon();
+                    inFlight = null;
+                }
+                client.close();
+                httpClient.close();
+                client = null;
+                httpClient = null;
+                connection = null;
+                normaliser.forget();
+                state = new State(false, EngineSnapshot.unknown(), state.infoKind());
+            }
+            stopped.complete();
+        });
+        return stopped.future();
+    }
+
+    /** The last successful normalised snapshot, or {@link EngineSnapshot#unknown()} while down. */
+    public EngineSnapshot latest() {
+        return state.snapshot();
+    }
+
+    /** Whether the last scrape succeeded and was recognised. */
+    public boolean up() {
+        return state.up();
+    }
+
+    private void scrape() {
+        if (!running || inFlight != null) {
+            return; // the previous scrape is still within its deadline: skip a tick rather than pile up
+        }
+        Attempt attempt = new Attempt();
+        inFlight = attempt;
+        attempt.deadlineTimer = vertx.setTimer(timeoutMillis, id -> finish(attempt, null));
+        client.getAbs(url)
+                .putHeader("Accept", ACCEPT)
+                .connectTimeout(timeoutMillis)
+                .idleTimeout(timeoutMillis)
+                .as(attempt.body)
+                .send()
+                .onComplete(ar -> finish(attempt, ar));
+    }
+
+    /** Records the end of an attempt; a null result means its deadline passed. Late results are ignored. */
+    private void finish(Attempt attempt, AsyncResult<HttpResponse<String>> result) {
+        if (inFlight != attempt) {
+            return; // already timed out, or stopped
+        }
+        inFlight = null;
+        vertx.cancelTimer(attempt.deadlineTimer);
+        attempt.body.abandon();
+        if (result == null || result.failed() || result.result().statusCode() / 100 != 2) {
+            dropConnection(); // it may be mid-response (late, oversized): never reuse it
+            down(Outcome.ERROR, state.infoKind());
+            return;
+        }
+        EngineSnapshot snapshot;
+        try {
+            String body = result.result().body();
+            snapshot = normaliser.normalise(
+                    ExpositionParser.parse(body == null ? "" : body, EngineNormaliser::relevant).samples());
+        } catch (RuntimeException e) {
+            snapshot = EngineSnapshot.unknown(); // parser and normaliser do not throw; if they ever do, be down
+        }
+        if (snapshot.kind() == EngineKind.UNKNOWN) {
+            down(Outcome.UNPARSEABLE, EngineKind.UNKNOWN);
+            return;
+        }
+        registerInfo(snapshot.kind());
+        state = new State(true, snapshot, snapshot.kind());
+        okScrapes.increment();
+    }
+
+    private void connected(HttpConnection conn) {
+        connection = conn;
+        conn.closeHandler(v -> {
+            if (connection == conn) {
+                connection = null;
+            }
+        });
+    }
+
+    private void dropConnection() {
+        if (connection != null) {
+            connection.close();
+            connection = null;
+        }
+    }
+
+    private void down(Outcome outcome, EngineKind infoKind) {
+        normaliser.forget(); // the next good scrape is a first one: no prefix ratio across a gap or restart
+        state = new State(false, EngineSnapshot.unknown(), infoKind);
+        (outcome == Outcome.ERROR ? errorScrapes : unparseableScrapes).increment();
+    }
+
+    /**
+     * One info series per known kind ever seen, 1 for the current kind and 0 for the others, so a changed
+     * engine never leaves two series at 1. The kind outlives an outage (error): it is identity, not liveness
+     * ({@code up}). An unrecognised answer (unparseable) sets every series to 0; there is no "unknown" series.
+     */
+    private void registerInfo(EngineKind kind) {
+        if (infoRegistered.add(kind)) {
+            Gauge.builder("llm_sidecar.engine.info", this, s -> s.state.infoKind() == kind ? 1 : 0)
+                    .tag("engine", kind.label())
+                    .description("The inference engine detected behind the sidecar (1 for the current one)")
+                    .strongReference(true)
+                    .register(registry);
+        }
+    }
+
+    private void gauge(String name, ToDoubleFunction<State> value, String description) {
+        // strong reference: the registry must keep reading this scraper even if the caller drops it
+        Gauge.builder(name, this, s -> value.applyAsDouble(s.state))
+                .description(description).strongReference(true).register(registry);
+    }
+
+    private Counter scrapeCounter(Outcome outcome) {
+        return Counter.builder("llm_sidecar.engine.scrapes").tag("result", outcome.tag())
+                .description("Scrapes of the engine's metrics endpoint by result: ok, error "
+                        + "(connect / timeout / non-2xx / oversized), unparseable (no recognised engine metric)")
+                .register(registry);
+    }
+
+    private static long positiveMillis(Duration duration, String what) {
+        long millis = Objects.requireNonNull(duration, what).toMillis();
+        if (millis < 1) {
+            throw new IllegalArgumentException(what + " must be at least 1 ms: " + duration);
+        }
+        return millis;
+    }
+}

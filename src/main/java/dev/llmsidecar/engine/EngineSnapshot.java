@@ -1,0 +1,31 @@
+package dev.llmsidecar.engine;
+
+import java.util.Objects;
+
+/**
+ * The engine's own view of its load, normalised across engines. Every value is {@link Double#NaN} when the
+ * engine does not expose it (or, for the prefix hit ratio, when it cannot be computed yet).
+ *
+ * @param kind                 the detected engine
+ * @param requestsWaiting      requests queued in the engine, summed over all its label sets
+ * @param requestsRunning      requests in the engine's running batch, summed over all its label sets
+ * @param kvCacheUsageRatio    KV-cache usage 0..1, averaged over label sets (e.g. data-parallel engines)
+ * @param prefixCacheHitRatio  prefix-cache hit ratio 0..1 (vLLM: over the last scrape interval)
+ * @param prefixCacheHits      raw cumulative prefix-cache hit counter (vLLM tokens), summed; NaN if absent
+ * @param prefixCacheQueries   raw cumulative prefix-cache query counter (vLLM tokens), summed; NaN if absent
+ */
+public record EngineSnapshot(EngineKind kind, double requestsWaiting, double requestsRunning,
+        double kvCacheUsageRatio, double prefixCacheHitRatio, double prefixCacheHits, double prefixCacheQueries) {
+
+    private static final EngineSnapshot UNKNOWN = new EngineSnapshot(EngineKind.UNKNOWN, Double.NaN, Double.NaN,
+            Double.NaN, Double.NaN, Double.NaN, Double.NaN);
+
+    public EngineSnapshot {
+        Objects.requireNonNull(kind, "kind");
+    }
+
+    /** Nothing known: what the sidecar reports while the engine is down or unrecognised. */
+    public static EngineSnapshot unknown() {
+        return UNKNOWN;
+    }
+}

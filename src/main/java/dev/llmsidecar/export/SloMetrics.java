@@ -1,0 +1,63 @@
+package dev.llmsidecar.export;
+
+import dev.llmsidecar.slo.Criterion;
+import dev.llmsidecar.slo.Objective;
+import dev.llmsidecar.slo.SloVerdict;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Goodput and SLO attainment as plain counters, so that Prometheus computes them exactly (independent of
+ * histogram buckets): goodput = rate(good) / rate(requests), attainment per objective likewise. Series are
+ * specified in docs/metrics.md and docs/slo.md.
+ */
+public final class SloMetrics {
+
+    private final MeterRegistry registry;
+    private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+
+    public SloMetrics(MeterRegistry registry, List<Objective> objectives) {
+        this.registry = registry;
+        for (Objective o : objectives) {
+            Gauge.builder("llm_sidecar.slo.target_ratio", o, Objective::target).tag("objective", o.name())
+                    .description("Configured target share of good requests per objective").register(registry);
+        }
+    }
+
+    public void record(String model, String sloClass, long outputTokens, SloVerdict verdict) {
+        counter("llm_sidecar.slo.requests", "Finished LLM requests (errors and cancellations included)",
+                "model", model, "slo_class", sloClass).increment();
+        counter("llm_sidecar.slo.output_tokens", "Output tokens of finished LLM requests",
+                "model", model, "slo_class", sloClass).increment(outputTokens);
+        if (verdict.good()) {
+            counter("llm_sidecar.slo.good_requests", "Requests that completed and met every applicable objective",
+                    "model", model, "slo_class", sloClass).increment();
+            counter("llm_sidecar.slo.good_output_tokens", "Output tokens of good requests",
+                    "model", model, "slo_class", sloClass).increment(outputTokens);
+        }
+        for (SloVerdict.ObjectiveResult r : verdict.objectives()) {
+            String name = r.objective().name();
+            counter("llm_sidecar.slo.objective_requests", "Requests an objective applied to",
+                    "objective", name, "model", model, "slo_class", sloClass).increment();
+            if (r.met()) {
+                counter("llm_sidecar.slo.objective_good_requests", "Requests that met the objective",
+                        "objective", name, "model", model, "slo_class", sloClass).increment();
+            }
+            for (Criterion c : r.violated()) {
+                counter("llm_sidecar.slo.violations", "Requests that violated a criterion of an objective",
+                        "objective", name, "model", model, "slo_class", sloClass, "criterion", c.label()).increment();
+            }
+        }
+    }
+
+    private Counter counter(String name, String description, String... tags) {
+        String key = name + '\0' + String.join("\0", tags);
+        return counters.computeIfAbsent(key, k -> Counter.builder(name).description(description).tags(Tags.of(tags))
+                .register(registry));
+    }
+}

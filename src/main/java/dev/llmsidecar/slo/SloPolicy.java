@@ -1,0 +1,78 @@
+package dev.llmsidecar.slo;
+
+import dev.llmsidecar.config.SidecarConfig;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** The configured objectives, and which apply to a request (model name x SLO class). */
+public final class SloPolicy {
+
+    private static final int MAX_CACHED = 4096;
+
+    private final List<Objective> objectives;
+    private final List<String> classes;
+    private final String classHeader;
+    private final Map<String, List<Objective>> applicable = new ConcurrentHashMap<>();
+
+    public SloPolicy(SidecarConfig.Slo config) {
+        this.classHeader = config.classHeader();
+        this.classes = List.copyOf(config.classes());
+        List<Objective> list = new ArrayList<>();
+        new TreeMap<>(config.objectives()).forEach((name, o) -> list.add(new Objective(name,
+                Objective.globs(o.models()), o.sloClass(), nanos(o.ttft()), nanos(o.tpot()), nanos(o.e2e()),
+                nanos(o.itl()), o.itlQuantile(), o.target())));
+        this.objectives = List.copyOf(list);
+    }
+
+    private static long nanos(Optional<Duration> d) {
+        return d.map(Duration::toNanos).orElse(-1L);
+    }
+
+    public List<Objective> objectives() {
+        return objectives;
+    }
+
+    public String classHeader() {
+        return classHeader;
+    }
+
+    /** The bounded SLO class for a header value: allowlisted values pass, anything else is the default class. */
+    public String sloClass(String headerValue) {
+        if (headerValue != null && classes.contains(headerValue)) {
+            return headerValue;
+        }
+        return classes.isEmpty() ? "default" : classes.get(0);
+    }
+
+    public List<Objective> applicable(String model, String sloClass) {
+        String key = sloClass + '\0' + model;
+        List<Objective> cached = applicable.get(key);
+        if (cached != null) {
+            return cached;
+        }
+        List<Objective> result = objectives.stream().filter(o -> o.appliesTo(model, sloClass)).toList();
+        if (applicable.size() < MAX_CACHED) {
+            // model names come from clients: cache a bounded number, compute the rest
+            applicable.put(key, result);
+        }
+        return result;
+    }
+
+    /** Every threshold in seconds, so that it can also be a histogram bucket boundary. */
+    public List<Double> thresholdsSeconds() {
+        List<Double> t = new ArrayList<>();
+        for (Objective o : objectives) {
+            for (long n : new long[] {o.ttftNanos(), o.tpotNanos(), o.e2eNanos(), o.itlNanos()}) {
+                if (n >= 0) {
+                    t.add(n / 1e9);
+                }
+            }
+        }
+        return t;
+    }
+}

@@ -1,0 +1,109 @@
+package dev.llmsidecar.slo;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.llmsidecar.support.TestConfigs;
+import dev.llmsidecar.timeline.Outcome;
+import dev.llmsidecar.timeline.RequestResult;
+import dev.llmsidecar.timeline.RequestTimeline;
+import dev.llmsidecar.wire.Usage;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class SloEvaluatorTest {
+
+    static final long MS = 1_000_000L;
+
+    static SloPolicy policy(Map<String, String> props) {
+        return new SloPolicy(TestConfigs.sidecar("http://127.0.0.1:1", props).slo());
+    }
+
+    /** A stream: first token at ttftMs, then (tokens - 1) chunks every gapMs. */
+    static RequestResult stream(long ttftMs, long gapMs, int tokens, Outcome outcome) {
+        RequestTimeline t = new RequestTimeline(0, true, RequestTimeline.LiveListener.NONE);
+        for (int i = 0; i < tokens; i++) {
+            t.onTokenChunk((ttftMs + i * gapMs) * MS, false, -1);
+        }
+        t.onUsage(new Usage(10, tokens, -1));
+        return t.finish((ttftMs + tokens * gapMs) * MS, outcome, 200);
+    }
+
+    final SloPolicy policy = policy(Map.of(
+            "sidecar.slo.classes", "default,batch",
+            "sidecar.slo.objectives.interactive.models", "llama-*, qwen?",
+            "sidecar.slo.objectives.interactive.ttft", "PT0.3S",
+            "sidecar.slo.objectives.interactive.tpot", "PT0.03S",
+            "sidecar.slo.objectives.interactive.slo-class", "default",
+            "sidecar.slo.objectives.tail.itl", "PT0.05S",
+            "sidecar.slo.objectives.tail.itl-quantile", "0.9",
+            "sidecar.slo.objectives.batch.e2e", "PT10S",
+            "sidecar.slo.objectives.batch.slo-class", "batch",
+            "sidecar.slo.objectives.batch.target", "0.95"));
+
+    @Test
+    void objectivesApplyByModelGlobAndClass() {
+        assertThat(policy.applicable("llama-8b", "default")).extracting(Objective::name)
+                .containsExactly("interactive", "tail");
+        assertThat(policy.applicable("qwen7", "default")).extracting(Objective::name).contains("interactive");
+        assertThat(policy.applicable("qwen77", "default")).extracting(Objective::name).containsExactly("tail");
+        assertThat(policy.applicable("llama-8b", "batch")).extracting(Objective::name).containsExactly("batch", "tail");
+        assertThat(policy.sloClass("batch")).isEqualTo("batch");
+        assertThat(policy.sloClass("nope")).isEqualTo("default");
+        assertThat(policy.sloClass(null)).isEqualTo("default");
+        assertThat(policy.thresholdsSeconds()).containsExactlyInAnyOrder(10.0, 0.05, 0.3, 0.03);
+        assertThat(policy.objectives().stream().filter(o -> o.name().equals("batch")).findFirst().orElseThrow().target())
+                .isEqualTo(0.95);
+    }
+
+    @Test
+    void goodOnlyWhenEveryApplicableObjectiveIsMet() {
+        List<Objective> o = policy.applicable("llama-8b", "default");
+        assertThat(SloEvaluator.evaluate(stream(200, 20, 10, Outcome.OK), o).good()).isTrue();
+        SloVerdict slowStart = SloEvaluator.evaluate(stream(400, 20, 10, Outcome.OK), o);
+        assertThat(slowStart.good()).isFalse();
+        assertThat(slowStart.objectives().get(0).violated()).containsExactly(Criterion.TTFT);
+        assertThat(slowStart.objectives().get(1).met()).isTrue();
+        SloVerdict slowDecode = SloEvaluator.evaluate(stream(200, 60, 10, Outcome.OK), o);
+        assertThat(slowDecode.objectives().get(0).violated()).containsExactly(Criterion.TPOT);
+        assertThat(slowDecode.objectives().get(1).violated()).containsExactly(Criterion.ITL);
+    }
+
+    @Test
+    void errorsAndCancellationsViolateEveryObjective() {
+        List<Objective> o = policy.applicable("llama-8b", "default");
+        for (Outcome bad : new Outcome[] {Outcome.UPSTREAM_ERROR, Outcome.CLIENT_CANCELLED, Outcome.UPSTREAM_BROKEN}) {
+            SloVerdict v = SloEvaluator.evaluate(stream(100, 10, 5, bad), o);
+            assertThat(v.good()).isFalse();
+            assertThat(v.objectives()).allSatisfy(r -> assertThat(r.violated()).containsExactly(Criterion.ERROR));
+        }
+        assertThat(SloEvaluator.evaluate(stream(100, 10, 5, Outcome.CLIENT_CANCELLED), List.of()).good()).isFalse();
+        assertThat(SloEvaluator.evaluate(stream(100, 10, 5, Outcome.OK), List.of()).good()).isTrue();
+    }
+
+    @Test
+    void aSingleTokenMeetsTpotAndANoTokenStreamMissesTtft() {
+        List<Objective> o = policy.applicable("llama-8b", "default");
+        assertThat(SloEvaluator.evaluate(stream(100, 10, 1, Outcome.OK), o).good()).isTrue();
+        RequestTimeline empty = new RequestTimeline(0, true, RequestTimeline.LiveListener.NONE);
+        SloVerdict v = SloEvaluator.evaluate(empty.finish(50 * MS, Outcome.OK, 200), o);
+        assertThat(v.objectives().get(0).violated()).containsExactly(Criterion.TTFT);
+    }
+
+    @Test
+    void itlQuantileIsTokenWeightedNearestRank() {
+        // 9 gaps of 10 ms and 1 gap of 100 ms: p90 = 10 ms, p99 = 100 ms
+        RequestTimeline t = new RequestTimeline(0, true, RequestTimeline.LiveListener.NONE);
+        long at = 100;
+        t.onTokenChunk(at * MS, false, -1);
+        for (int i = 0; i < 9; i++) {
+            at += 10;
+            t.onTokenChunk(at * MS, false, -1);
+        }
+        at += 100;
+        t.onTokenChunk(at * MS, false, -1);
+        RequestResult r = t.finish(at * MS, Outcome.OK, 200);
+        assertThat(SloEvaluator.itlQuantile(r.itl(), 0.9)).isEqualTo(10 * MS);
+        assertThat(SloEvaluator.itlQuantile(r.itl(), 0.99)).isEqualTo(100 * MS);
+    }
+}
