@@ -30,7 +30,7 @@ public class DemoMode {
                 .withTiming(Duration.ofMillis(250), Duration.ofMillis(25))
                 .withJitter(0.4)
                 .withCachedTokenRatio(0.5)
-                .withSlots(6);
+                .withSlots(10);
         engine = new SimulatedEngine(vertx, behaviour);
         int proxyPort = ConfigProvider.getConfig().getOptionalValue("quarkus.http.port", Integer.class).orElse(8080);
         int managementPort = ConfigProvider.getConfig().getOptionalValue("quarkus.management.port", Integer.class)
