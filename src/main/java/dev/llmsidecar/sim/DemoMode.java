@@ -41,9 +41,10 @@ public class DemoMode {
             traffic.start();
             LOG.infof("%n  Demo running: simulated engine on http://127.0.0.1:%d, proxy on http://127.0.0.1:%d%n"
                     + "  Live metrics:  curl -s http://127.0.0.1:%d/q/metrics | grep -E '^(gen_ai|llm_sidecar)'%n"
+                    + "  Live stats:    curl -s http://127.0.0.1:%d/q/llm%n"
                     + "  Try it:        curl -N http://127.0.0.1:%d/v1/chat/completions -H 'content-type: application/json'"
                     + " -d '{\"model\":\"sim-llama-8b\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}'%n",
-                    port, proxyPort, managementPort, proxyPort);
+                    port, proxyPort, managementPort, managementPort, proxyPort);
         }).onFailure(t -> LOG.errorf("demo engine could not start on port %d: %s", config.demo().enginePort(), t));
     }
 
