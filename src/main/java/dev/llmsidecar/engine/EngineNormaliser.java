@@ -135,19 +135,18 @@ public final class EngineNormaliser {
 
     /** Sum over label sets, ignoring NaN samples; NaN when there is no usable sample. */
     static double sum(List<Sample> samples, String name) {
-        double total = 0;
-        int n = 0;
-        for (Sample s : samples) {
-            if (s.name().equals(name) && !Double.isNaN(s.value())) {
-                total += s.value();
-                n++;
-            }
-        }
-        return n == 0 ? Double.NaN : total;
+        double[] totalAndCount = totalAndCount(samples, name);
+        return totalAndCount[1] == 0 ? Double.NaN : totalAndCount[0];
     }
 
     /** Mean over label sets of a 0..1 ratio, ignoring NaN samples, clamped to 0..1; NaN when none. */
     static double mean(List<Sample> samples, String name) {
+        double[] totalAndCount = totalAndCount(samples, name);
+        return totalAndCount[1] == 0 ? Double.NaN : clamp01(totalAndCount[0] / totalAndCount[1]);
+    }
+
+    /** Sum and number of the non-NaN samples named {@code name}. */
+    private static double[] totalAndCount(List<Sample> samples, String name) {
         double total = 0;
         int n = 0;
         for (Sample s : samples) {
@@ -156,7 +155,7 @@ public final class EngineNormaliser {
                 n++;
             }
         }
-        return n == 0 ? Double.NaN : clamp01(total / n);
+        return new double[] {total, n};
     }
 
     private static double clamp01(double ratio) {
