@@ -34,9 +34,8 @@ public final class LlmMetrics {
 
     private final Map<LiveKey, Live> live = new ConcurrentHashMap<>();
     private final Map<EndKey, End> end = new ConcurrentHashMap<>();
-    private final Map<String, Counter> simpleCounters = new ConcurrentHashMap<>();
+    private final MeterCache cache;
 
-    private final Map<String, Timer> lazyTimers = new ConcurrentHashMap<>();
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicInteger maxInFlight = new AtomicInteger();
     private final DistributionSummary waitingDepth;
@@ -50,6 +49,7 @@ public final class LlmMetrics {
     /** @param extraLatencyBounds more latency bucket bounds in seconds (every SLO threshold becomes one) */
     public LlmMetrics(MeterRegistry registry, SidecarConfig.Metrics config, List<Double> extraLatencyBounds) {
         this.registry = registry;
+        this.cache = new MeterCache(registry);
         this.models = new ModelLabels(config.maxModels(), config.pinnedModels().orElse(List.of()));
         this.latencyBuckets = java.util.stream.Stream.concat(config.latencyBuckets().stream(), extraLatencyBounds.stream())
                 .map(s -> Duration.ofNanos(Math.round(s * 1e9))).distinct().sorted().toArray(Duration[]::new);
@@ -144,14 +144,15 @@ public final class LlmMetrics {
         if (r.cachedTokens() >= 0) {
             m.cachedTokensTotal.increment(r.cachedTokens());
         }
-        counter("llm_sidecar.output_token_source", "source", r.outputTokenSource().label(),
-                "Finished LLM requests by where their output token count came from").increment();
-        counter("llm_sidecar.finish_reasons", "finish_reason", FinishReasons.label(r.finishReason()),
-                "Finished LLM requests by finish_reason").increment();
+        cache.counter("llm_sidecar.output_token_source",
+                "Finished LLM requests by where their output token count came from",
+                "source", r.outputTokenSource().label()).increment();
+        cache.counter("llm_sidecar.finish_reasons", "Finished LLM requests by finish_reason",
+                "finish_reason", FinishReasons.label(r.finishReason())).increment();
         if (r.undecodableChunks() > 0) {
-            counter("llm_sidecar.undecodable_chunks", "operation", operation,
-                    "Response chunks or bodies that could not be decoded (forwarded untouched)")
-                    .increment(r.undecodableChunks());
+            cache.counter("llm_sidecar.undecodable_chunks",
+                    "Response chunks or bodies that could not be decoded (forwarded untouched)",
+                    "operation", operation).increment(r.undecodableChunks());
         }
     }
 
@@ -180,42 +181,23 @@ public final class LlmMetrics {
 
     /** Every proxied request, LLM or not, by route kind and status class (e.g. "2xx", or "none" without response). */
     public void httpRequest(String route, String statusClass) {
-        counter("llm_sidecar.http_requests", "route", route, "status_class", statusClass,
-                "Proxied HTTP requests by route (llm, other) and status class").increment();
+        cache.counter("llm_sidecar.http_requests", "Proxied HTTP requests by route (llm, other) and status class",
+                "route", route, "status_class", statusClass).increment();
     }
 
     public void usageInjected() {
-        counter("llm_sidecar.usage_injected", null, null,
+        cache.counter("llm_sidecar.usage_injected",
                 "Streaming requests where the sidecar turned stream_options.include_usage on").increment();
     }
 
     public void usageChunkStripped() {
-        counter("llm_sidecar.usage_chunks_stripped", null, null,
+        cache.counter("llm_sidecar.usage_chunks_stripped",
                 "Injected usage-only chunks removed from the client stream").increment();
     }
 
     public void bodyNotInspected(String reason) {
-        counter("llm_sidecar.body_inspection_skipped", "reason", reason,
-                "LLM request bodies forwarded without inspection (not_json, too_large)").increment();
-    }
-
-    private Counter counter(String name, String tag, String value, String description) {
-        return counter(name, tag, value, null, null, description);
-    }
-
-    private Counter counter(String name, String tag1, String value1, String tag2, String value2,
-            String description) {
-        String key = name + '\0' + value1 + '\0' + value2;
-        return simpleCounters.computeIfAbsent(key, k -> {
-            Counter.Builder b = Counter.builder(name).description(description);
-            if (tag1 != null) {
-                b.tag(tag1, value1);
-            }
-            if (tag2 != null) {
-                b.tag(tag2, value2);
-            }
-            return b.register(registry);
-        });
+        cache.counter("llm_sidecar.body_inspection_skipped",
+                "LLM request bodies forwarded without inspection (not_json, too_large)", "reason", reason).increment();
     }
 
     private Timer latencyTimer(String name, Tags tags, String description) {
@@ -226,8 +208,7 @@ public final class LlmMetrics {
     }
 
     private Timer lazyTimer(String name, String description, String... tags) {
-        String key = name + '\0' + String.join("\0", tags);
-        return lazyTimers.computeIfAbsent(key, k -> latencyTimer(name, Tags.of(tags), description));
+        return cache.get(name, tags, t -> latencyTimer(name, t, description));
     }
 
     private DistributionSummary tokenSummary(String name, Tags tags, String description) {

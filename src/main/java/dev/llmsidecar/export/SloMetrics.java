@@ -6,10 +6,7 @@ import dev.llmsidecar.slo.SloVerdict;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Tags;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Goodput and SLO attainment as plain counters, so that Prometheus computes them exactly (independent of
@@ -18,11 +15,10 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class SloMetrics {
 
-    private final MeterRegistry registry;
-    private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+    private final MeterCache cache;
 
     public SloMetrics(MeterRegistry registry, List<Objective> objectives) {
-        this.registry = registry;
+        this.cache = new MeterCache(registry);
         for (Objective o : objectives) {
             Gauge.builder("llm_sidecar.slo.target_ratio", o, Objective::target).tag("objective", o.name())
                     .description("Configured target share of good requests per objective").register(registry);
@@ -56,8 +52,6 @@ public final class SloMetrics {
     }
 
     private Counter counter(String name, String description, String... tags) {
-        String key = name + '\0' + String.join("\0", tags);
-        return counters.computeIfAbsent(key, k -> Counter.builder(name).description(description).tags(Tags.of(tags))
-                .register(registry));
+        return cache.counter(name, description, tags);
     }
 }

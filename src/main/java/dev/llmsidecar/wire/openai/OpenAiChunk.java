@@ -1,6 +1,7 @@
 package dev.llmsidecar.wire.openai;
 
 import dev.llmsidecar.wire.ServerTimings;
+import dev.llmsidecar.wire.TokenEventSink;
 import dev.llmsidecar.wire.Usage;
 
 /**
@@ -26,5 +27,21 @@ public record OpenAiChunk(boolean choicesPresent, boolean choicesEmpty, boolean 
     /** The chunk include_usage adds at the end of a stream: no choices, only usage. */
     public boolean isUsageOnly() {
         return choicesPresent && choicesEmpty && usage != null;
+    }
+
+    /** Reports what does not depend on arrival time (error, usage, server timings, finish reason), in both modes. */
+    void reportTo(TokenEventSink sink) {
+        if (error) {
+            sink.onStreamError();
+        }
+        if (usage != null) {
+            sink.onUsage(usage);
+        }
+        if (serverTimings != null) {
+            sink.onServerTimings(serverTimings);
+        }
+        if (finishReason != null) {
+            sink.onFinishReason(finishReason);
+        }
     }
 }

@@ -50,18 +50,7 @@ public final class OpenAiJsonDecoder implements StreamDecoder {
             }
             return Buffer.buffer(0);
         }
-        if (body.error()) {
-            sink.onStreamError();
-        }
-        if (body.usage() != null) {
-            sink.onUsage(body.usage());
-        }
-        if (body.serverTimings() != null) {
-            sink.onServerTimings(body.serverTimings());
-        }
-        if (body.finishReason() != null) {
-            sink.onFinishReason(body.finishReason());
-        }
+        body.reportTo(sink);
         return Buffer.buffer(0);
     }
 }

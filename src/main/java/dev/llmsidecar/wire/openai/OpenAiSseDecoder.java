@@ -122,25 +122,14 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
             sink.onUndecodable();
             return;
         }
-        if (chunk.error()) {
-            sink.onStreamError();
-        }
         if (chunk.choicesPresent() && !chunk.choicesEmpty()) {
             sink.onDataChunk(nanos);
-        }
-        if (chunk.usage() != null) {
-            sink.onUsage(chunk.usage());
-        }
-        if (chunk.serverTimings() != null) {
-            sink.onServerTimings(chunk.serverTimings());
         }
         if (chunk.carriesToken()) {
             long cumulative = chunk.usage() == null ? -1 : chunk.usage().completionTokens();
             sink.onTokenChunk(nanos, !chunk.carriesContent(), cumulative);
         }
-        if (chunk.finishReason() != null) {
-            sink.onFinishReason(chunk.finishReason());
-        }
+        chunk.reportTo(sink);
         if (strip && chunk.isUsageOnly() && !usageSeen) {
             emitUpTo(start);
             forwardedUpTo = end;
