@@ -16,7 +16,7 @@ import org.HdrHistogram.Histogram;
 /**
  * Live latency percentiles per model and {@link Metric} over a fixed set of sliding windows (for example 1, 5 and
  * 15 minutes), backed by one {@link SlidingWindowHistogram} per (model, metric) created on first use. Model
- * labels must already be bounded (see {@code ModelLabels}): every series costs about 400 KB (see
+ * labels must already be bounded (see {@code ModelLabels}): every series costs about 50 KB (see
  * {@link SlidingWindowHistogram}); reads share one merge buffer and run one at a time.
  *
  * <p>The slice, the step in which windows move, is the shortest window / 6. A window always includes the

@@ -5,8 +5,8 @@ import org.HdrHistogram.AbstractHistogram;
 import org.HdrHistogram.HistogramIterationValue;
 
 /**
- * The non-empty buckets of one time slice, as parallel arrays. A full histogram over 1 µs .. 1 h at 3 digits is
- * about 192 KB; a slice of real latencies fills a few hundred buckets, so a ring of dozens of slices per series
+ * The non-empty buckets of one time slice, as parallel arrays. A full histogram over 1 µs .. 1 h at 2 digits is
+ * about 25 KB; a slice of real latencies fills a few hundred buckets, so a ring of dozens of slices per series
  * stays small and merging it touches only filled buckets.
  */
 final class SliceCounts {

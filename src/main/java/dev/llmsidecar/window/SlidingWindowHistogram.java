@@ -27,7 +27,9 @@ import org.HdrHistogram.Recorder;
  * boundary at least one window length after it was recorded.
  *
  * <p>Values are nanoseconds, tracked from {@value #LOWEST_NANOS} ns (1 µs) to {@value #HIGHEST_NANOS} ns (1 h)
- * with 3 significant digits (which hold from about 0.5 ms up; below, the resolution is 512 ns); values outside
+ * with 2 significant digits: a reported percentile is within 1 % of the true value (HdrHistogram reports the
+ * top of the bucket, so it errs high, by at most 1/128 of the value from about 65 µs up; below, the resolution is
+ * 512 ns). Three digits would cost 8x the memory (see below) for precision no dashboard needs; values outside
  * that range are clamped into it, never rejected, since recording runs on event loops where an exception would
  * hurt the request being measured.
  *
@@ -37,15 +39,16 @@ import org.HdrHistogram.Recorder;
  * so a writer never waits for a merge. A sample racing a rotation may be counted in the next slice; none is lost
  * or counted twice.
  *
- * <p>Memory: two fixed 192 KB count arrays (the recorder's active histogram and the spare one it swaps with),
- * plus 16 bytes per filled bucket per slice in the ring. Each {@link #snapshot(Collection)} allocates one more
- * 192 KB merge buffer; {@link LatencyWindows} shares one across its series instead.
+ * <p>Memory: two fixed count arrays of about 25 KB (the recorder's active histogram and the spare one it swaps
+ * with), plus 16 bytes per filled bucket per slice in the ring. Each {@link #snapshot(Collection)} allocates one
+ * more 25 KB merge buffer; {@link LatencyWindows} shares one across its series instead. (With 3 significant digits
+ * each array was 192 KB: about 400 KB per series, 80 MB at 50 models x 4 metrics.)
  */
 public final class SlidingWindowHistogram {
 
     public static final long LOWEST_NANOS = 1_000L;
     public static final long HIGHEST_NANOS = 3_600_000_000_000L;
-    public static final int SIGNIFICANT_DIGITS = 3;
+    public static final int SIGNIFICANT_DIGITS = 2;
 
     private final LongSupplier nanoClock;
     private final long sliceNanos;
@@ -127,7 +130,7 @@ public final class SlidingWindowHistogram {
 
     /**
      * As {@link #snapshot(Collection)}, merging in {@code buffer} (reset first; the caller keeps other threads off
-     * it), so a caller reading many series needs one 192 KB buffer rather than one per read.
+     * it), so a caller reading many series needs one 25 KB buffer rather than one per read.
      */
     Map<Duration, WindowStats> snapshot(Collection<Duration> windows, Histogram buffer) {
         Objects.requireNonNull(windows, "windows");

@@ -7,8 +7,8 @@ import org.HdrHistogram.AbstractHistogram;
  * (there is no meaningful zero latency, and NaN cannot be mistaken for a fast window).
  *
  * <p>Percentiles and max carry HdrHistogram's precision: the reported value is the top of the bucket holding the
- * true value, at most 0.1 % above it from about 0.5 ms up (3 significant digits) and at most 512 ns above it
- * below that (the unit HdrHistogram derives from the 1 µs lowest discernible value).
+ * true value, at most 1/128 (0.8 %) above it from about 65 µs up (2 significant digits) and at most 512 ns above
+ * it below that (the unit HdrHistogram derives from the 1 µs lowest discernible value).
  */
 public record WindowStats(long count, double mean, double p50, double p90, double p95, double p99, double p999,
         double max) {

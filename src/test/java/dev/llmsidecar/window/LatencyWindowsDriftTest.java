@@ -43,7 +43,7 @@ class LatencyWindowsDriftTest {
         double drift = windows.drift("m", Metric.TTFT, ONE_MIN, FIVE_MIN, 50);
 
         assertThat(drift).isEqualTo(expected);
-        assertThat(drift).isCloseTo(3.0, within(0.01));
+        assertThat(drift).isCloseTo(3.0, within(3.0 * 0.01));
     }
 
     @Test
