@@ -33,6 +33,9 @@ public final class SseEventSplitter {
     private static final byte[] DATA = "data".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] EVENT = "event".getBytes(StandardCharsets.US_ASCII);
 
+    /** Scratch block per event-loop thread: a read is copied into it in pieces, never held across calls. */
+    private static final ThreadLocal<byte[]> BLOCK = ThreadLocal.withInitial(() -> new byte[8192]);
+
     private final Listener listener;
     private final int maxEventBytes;
 
@@ -70,12 +73,24 @@ public final class SseEventSplitter {
 
     public void feed(Buffer chunk) {
         int n = chunk.length();
-        for (int i = 0; i < n; i++) {
-            byte b = chunk.getByte(i);
-            long here = offset++;
+        byte[] block = BLOCK.get();
+        // copy in blocks (one bulk copy each, no allocation), then scan plain arrays
+        for (int from = 0; from < n; from += block.length) {
+            int len = Math.min(block.length, n - from);
+            chunk.getBytes(from, from + len, block, 0);
+            feed(block, 0, len);
+        }
+    }
+
+    /** Feeds {@code bytes[from, to)}. */
+    public void feed(byte[] bytes, int from, int to) {
+        int i = from;
+        while (i < to) {
             if (afterCr) {
                 afterCr = false;
-                if (b == '\n') {
+                if (bytes[i] == '\n') {
+                    offset++;
+                    i++;
                     if (crEndedEvent) {
                         crEndedEvent = false;
                         lastBoundary = offset;
@@ -86,30 +101,42 @@ public final class SseEventSplitter {
                 }
                 crEndedEvent = false;
             }
-            if (b == '\n' || b == '\r') {
-                afterCr = b == '\r';
-                endLine(here + 1);
-            } else {
-                appendToLine(b);
+            // the run of line bytes up to the next line end is appended in one copy
+            int j = i;
+            while (j < to && bytes[j] != '\n' && bytes[j] != '\r') {
+                j++;
             }
+            if (j > i) {
+                appendToLine(bytes, i, j - i);
+                offset += j - i;
+            }
+            if (j == to) {
+                return;
+            }
+            long here = offset++;
+            afterCr = bytes[j] == '\r';
+            endLine(here + 1);
+            i = j + 1;
         }
     }
 
-    private void appendToLine(byte b) {
+    private void appendToLine(byte[] bytes, int from, int length) {
         lineNonEmpty = true;
         if (oversize) {
             return;
         }
-        if (++eventBytes > maxEventBytes) {
+        if (eventBytes + (long) length > maxEventBytes) {
             oversize = true;
             lineLength = 0;
             dataLength = 0;
             return;
         }
-        if (lineLength == line.length) {
-            line = Arrays.copyOf(line, line.length * 2);
+        eventBytes += length;
+        if (lineLength + length > line.length) {
+            line = Arrays.copyOf(line, Math.max(lineLength + length, line.length * 2));
         }
-        line[lineLength++] = b;
+        System.arraycopy(bytes, from, line, lineLength, length);
+        lineLength += length;
     }
 
     private void endLine(long endOffset) {

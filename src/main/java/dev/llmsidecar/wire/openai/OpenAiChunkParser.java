@@ -19,8 +19,20 @@ public final class OpenAiChunkParser {
         this.json = json;
     }
 
-    /** Returns null when the bytes are not a JSON object. */
+    /**
+     * Returns null when the bytes are not a JSON object. A single-pass scanner ({@link OpenAiChunkScanner}) answers
+     * the common chunk without a parser or any garbage; anything unusual is parsed here with Jackson.
+     */
     public OpenAiChunk parse(byte[] bytes, int offset, int length) {
+        OpenAiChunk fast = OpenAiChunkScanner.scan(bytes, offset, length);
+        if (fast != OpenAiChunkScanner.BAIL) {
+            return fast;
+        }
+        return parseWithJackson(bytes, offset, length);
+    }
+
+    /** The reference implementation (and fallback): Jackson's streaming parser. */
+    OpenAiChunk parseWithJackson(byte[] bytes, int offset, int length) {
         try (JsonParser p = json.createParser(bytes, offset, length)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 return null;
