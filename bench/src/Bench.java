@@ -44,9 +44,12 @@ public final class Bench {
     static volatile int peakFds;
 
     /** Tuned JVM flags for the sidecar; override with SIDECAR_JVM_OPTS. */
-    static final String TUNED = "-Xms32m -Xmx64m -XX:+UseSerialGC -XX:MaxMetaspaceSize=96m -XX:ReservedCodeCacheSize=48m"
-            + " -XX:MaxDirectMemorySize=64m -Xss512k -XX:CICompilerCount=2 -XX:+ExitOnOutOfMemoryError"
+    static final String TUNED = "-Xms16m -Xmx48m -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30 -XX:+UseSerialGC"
+            + " -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=32m -XX:MaxMetaspaceSize=96m"
+            + " -XX:MaxDirectMemorySize=64m -Xss512k -XX:+ExitOnOutOfMemoryError"
             + " -Dio.netty.allocator.numDirectArenas=2 -Dio.netty.allocator.numHeapArenas=2";
+    /** Environment of the sidecar process: fewer glibc malloc arenas (each thread would otherwise get one). */
+    static final String MALLOC_ARENA_MAX = "2";
 
     public static void main(String[] args) throws Exception {
         root = Path.of(args[0]).toAbsolutePath();
@@ -81,18 +84,18 @@ public final class Bench {
     }
 
     static JsonObject run(boolean quick) throws Exception {
-        int seconds = quick ? 4 : 15;
+        int seconds = quick ? 5 : 15;
         int rounds = quick ? 1 : 2;
-        int warm = quick ? 3 : 10;
+        int warm = quick ? 2 : 10;
         int[] levels = {1, 100, 1000, 2000};
-        int events = 10;
+        int events = 30;
         int intervalMs = 100;
         int ttftMs = 10;
         JsonObject results = new JsonObject().put("started", Instant.now().toString()).put("quick", quick)
                 .put("machine", machine())
                 .put("settings", new JsonObject().put("secondsPerPhase", seconds).put("rounds", rounds)
                         .put("eventsPerStream", events).put("intervalMs", intervalMs).put("ttftMs", ttftMs)
-                        .put("sidecarJvm", sidecarOpts()));
+                        .put("sidecarJvm", sidecarOpts() + " (env MALLOC_ARENA_MAX=" + MALLOC_ARENA_MAX + ")"));
         long t0 = System.nanoTime();
 
         Endpoint engine = startEngine();
@@ -130,8 +133,12 @@ public final class Bench {
                         peakFds = 0;
                     }
                     ScrapeProbe probe = t.name.equals("sidecar") && level >= 1000 ? new ScrapeProbe(t.mgmtPort) : null;
-                    JsonObject p = phase(t, "stream", level, seconds, events, intervalMs, ttftMs, model, engine);
-                    p.put("level", level).put("round", r);
+                    // short streams at low concurrency (enough TTFT samples), longer ones at high concurrency
+                    // (a realistic request rate: 30 tokens per stream)
+                    int ev = level <= 100 ? 10 : events;
+                    int gap = level <= 1 ? 20 : intervalMs;
+                    JsonObject p = phase(t, "stream", level, seconds, ev, gap, ttftMs, model, engine);
+                    p.put("level", level).put("round", r).put("events", ev).put("intervalMs", gap);
                     if (probe != null) {
                         p.put("scrape", probe.stop());
                     }
@@ -157,7 +164,7 @@ public final class Bench {
         for (int r = 0; r < rounds; r++) {
             for (int k = 0; k < targets.size(); k++) {
                 Endpoint t = targets.get((k + r) % targets.size());
-                JsonObject p = phase(t, "burst", 16, seconds, 20000, 0, 0, "bench-burst", engine);
+                JsonObject p = phase(t, "burst", 16, seconds, 5000, 0, 0, "bench-burst", engine);
                 p.put("round", r);
                 throughput.add(p);
                 System.out.printf(Locale.ROOT, "burst %-8s %.0f events/s, %.2f cpu-s proxy%n", t.name,
@@ -203,6 +210,7 @@ public final class Bench {
 
     static Process spawn(List<String> command, Path log) throws IOException {
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+        pb.environment().put("MALLOC_ARENA_MAX", MALLOC_ARENA_MAX);
         if (log != null) {
             pb.redirectOutput(log.toFile());
         }

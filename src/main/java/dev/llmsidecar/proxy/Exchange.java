@@ -294,7 +294,15 @@ final class Exchange {
             return;
         }
         LOG.debugf("upstream broke mid-response for %s %s: %s", request.method(), request.path(), cause.toString());
-        finish(Outcome.UPSTREAM_BROKEN, System.nanoTime());
+        long now = System.nanoTime();
+        if (sseDecoder != null) {
+            // an incomplete event held back for usage stripping still reaches the client, as it would directly
+            Buffer held = sseDecoder.onEnd(now);
+            if (held.length() > 0) {
+                lastWrite = response.write(held);
+            }
+        }
+        finish(Outcome.UPSTREAM_BROKEN, now);
         if (upstreamRequest != null) {
             upstreamRequest.reset();
         }

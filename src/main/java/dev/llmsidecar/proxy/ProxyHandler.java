@@ -15,6 +15,9 @@ import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpVersion;
 import io.vertx.core.http.PoolOptions;
+import io.vertx.core.Promise;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Entry point of the data path: every request on the proxy port comes here, on its event loop, and becomes an
@@ -33,6 +36,9 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
     final UpstreamTarget target;
     final OpenAiRequestInspector inspector;
     final OpenAiChunkParser chunkParser;
+    /** Requests whose response has not ended (or whose connection has not closed) yet. */
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private volatile boolean draining;
 
     public ProxyHandler(Vertx vertx, SidecarConfig config, RequestReporter reporter) {
         this.vertx = vertx;
@@ -59,8 +65,50 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
     @Override
     public void handle(HttpServerRequest request) {
         long receivedNanos = System.nanoTime();
+        if (draining) {
+            // shutting down: open streams finish, new requests go elsewhere (the client or balancer retries)
+            request.response().setStatusCode(503).putHeader("connection", "close").putHeader("retry-after", "1")
+                    .putHeader("content-type", "application/json").putHeader("x-llm-sidecar-error", "shutting_down")
+                    .end("{\"error\":{\"message\":\"llm-sidecar: shutting down\",\"type\":\"unavailable\",\"code\":503}}");
+            metrics.httpRequest(LlmOperation.match(request.method(), request.path()) == null ? "other" : "llm", "5xx");
+            return;
+        }
+        inFlight.incrementAndGet();
+        // the end handler also runs when the connection closes before the response ended
+        request.response().endHandler(v -> inFlight.decrementAndGet());
         request.pause();
         new Exchange(this, request, receivedNanos, LlmOperation.match(request.method(), request.path())).start();
+    }
+
+    /** Requests in progress (responses not yet ended), LLM or not. */
+    public int inFlight() {
+        return inFlight.get();
+    }
+
+    public boolean draining() {
+        return draining;
+    }
+
+    /**
+     * Graceful shutdown: from now on new requests get 503 with {@code Connection: close}; the returned future
+     * completes when every request in progress has ended, or after {@code grace}, whichever comes first (it
+     * never fails). Streams still open then are cut when the server closes.
+     */
+    public Future<Void> drain(Duration grace) {
+        draining = true;
+        Promise<Void> done = Promise.promise();
+        long deadline = System.nanoTime() + grace.toNanos();
+        if (inFlight.get() == 0 || grace.isZero() || grace.isNegative()) {
+            done.complete();
+            return done.future();
+        }
+        vertx.setPeriodic(20, id -> {
+            if (inFlight.get() == 0 || System.nanoTime() - deadline >= 0) {
+                vertx.cancelTimer(id);
+                done.tryComplete();
+            }
+        });
+        return done.future();
     }
 
     public Future<Void> close() {

@@ -8,15 +8,25 @@ import io.vertx.core.Vertx;
 import io.vertx.ext.web.Router;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.eclipse.microprofile.config.ConfigProvider;
+import org.jboss.logging.Logger;
 
 /**
  * Installs the proxy as the only route of the application HTTP port. Metrics and health live on the separate
  * management port (quarkus.management.*), so proxied clients can never reach them.
+ *
+ * <p>Graceful shutdown: on SIGTERM the proxy stops taking new requests (503, {@code Connection: close}) and open
+ * streams run to their end for up to {@code quarkus.shutdown.timeout} (the grace; Quarkus's own graceful-shutdown
+ * filter waits for the same requests). A JVM shutdown hook starts the drain, because it runs as soon as the signal
+ * arrives, while CDI's ShutdownEvent comes only after Quarkus has waited.
  */
 @ApplicationScoped
 public class ProxyRoute {
 
     private static final long QUEUE_SAMPLE_MILLIS = 250;
+    private static final Logger LOG = Logger.getLogger(ProxyRoute.class);
 
     private ProxyHandler handler;
     private Vertx vertx;
@@ -28,6 +38,23 @@ public class ProxyRoute {
         handler = new ProxyHandler(vertx, config, telemetry.reporter());
         router.route().order(Integer.MIN_VALUE).handler(rc -> handler.handle(rc.request()));
         sampler = vertx.setPeriodic(QUEUE_SAMPLE_MILLIS, id -> telemetry.metrics().sampleQueueDepth());
+        Duration grace = ConfigProvider.getConfig().getOptionalValue("quarkus.shutdown.timeout", Duration.class)
+                .orElse(Duration.ZERO);
+        ProxyHandler h = handler;
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> drainOnShutdown(h, grace), "llm-sidecar-drain"));
+    }
+
+    private static void drainOnShutdown(ProxyHandler h, Duration grace) {
+        int open = h.inFlight();
+        if (open > 0) {
+            LOG.infof("draining %d open request(s) for up to %s", open, grace);
+        }
+        try {
+            h.drain(grace).toCompletionStage().toCompletableFuture()
+                    .get(grace.toMillis() + 1000, TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            // Vert.x already closed, or the grace ran out: nothing more to wait for
+        }
     }
 
     void stop(@Observes ShutdownEvent event) {

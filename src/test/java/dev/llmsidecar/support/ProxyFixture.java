@@ -117,6 +117,11 @@ public final class ProxyFixture implements AutoCloseable {
         return client;
     }
 
+    /** The proxy under test (graceful-shutdown drain, in-flight count). */
+    public ProxyHandler proxy() {
+        return proxy;
+    }
+
     public static <T> T await(Future<T> future) {
         try {
             return future.toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
