@@ -237,6 +237,16 @@ final class Report {
         md.append(check("RSS at " + top + " streams", "≤ 128 MB", peak2000, peak2000 <= 128, "MB"));
         md.append(check("sidecar timing error p99 (worst of TTFT, ITL)", "≤ 1000 µs", worstErr, worstErr <= 1000, "µs"));
         md.append("\nWithin 1.2x of nginx's added latency: see the ratios above. Raw numbers: `docs/bench/results.json`.\n");
+        md.append("""
+
+                ## See also
+
+                * [bench/jmh.md](bench/jmh.md): JMH micro-benchmarks of the hot path (SSE framing, JSON peek, histogram
+                  recording, label lookup), before and after the allocation-free scanner.
+                * [bench/jvm-flags.md](bench/jvm-flags.md): RSS of the sidecar under different JVM flags, and why the
+                  default set runs C1 only.
+                * `bench/run --soak 30` writes [bench/soak.md](bench/soak.md): RSS, threads and fds per minute.
+                """);
         Files.writeString(root.resolve("docs/benchmarks.md"), md.toString());
         Files.writeString(root.resolve("docs/bench/latency-vs-load.svg"), svg(plot));
     }
