@@ -32,6 +32,10 @@ final class Report {
                 .append(", Java ").append(m.getString("java")).append(", load average at start `")
                 .append(m.getString("loadAvgAtStart", "?")).append("`. Everything runs on this one machine, so the ")
                 .append("load client, the engine and the proxy share its cores; numbers from a busy machine are noisy.\n\n");
+        if (r.getBoolean("quick", false)) {
+            md.append("> **Quick run** (5 s phases, one round, 2 s warm-up): it checks that the harness works; the numbers "
+                    + "are not for quoting. Run `bench/run` on a quiet machine for the real report.\n\n");
+        }
         md.append("""
                 ## Method
 

@@ -31,6 +31,7 @@ public class ProxyRoute {
     private ProxyHandler handler;
     private Vertx vertx;
     private long sampler = -1;
+    private Thread drainHook;
 
     void install(@Observes Router router, Vertx vertx, SidecarConfig config, TelemetryProducer producer) {
         SidecarTelemetry telemetry = producer.telemetry();
@@ -41,7 +42,8 @@ public class ProxyRoute {
         Duration grace = ConfigProvider.getConfig().getOptionalValue("quarkus.shutdown.timeout", Duration.class)
                 .orElse(Duration.ZERO);
         ProxyHandler h = handler;
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> drainOnShutdown(h, grace), "llm-sidecar-drain"));
+        drainHook = new Thread(() -> drainOnShutdown(h, grace), "llm-sidecar-drain");
+        Runtime.getRuntime().addShutdownHook(drainHook);
     }
 
     private static void drainOnShutdown(ProxyHandler h, Duration grace) {
@@ -58,6 +60,14 @@ public class ProxyRoute {
     }
 
     void stop(@Observes ShutdownEvent event) {
+        if (drainHook != null) {
+            try {
+                // an application stop without JVM exit (dev mode, tests) must not leave the hook behind
+                Runtime.getRuntime().removeShutdownHook(drainHook);
+            } catch (IllegalStateException e) {
+                // the JVM is already shutting down: the hook is running
+            }
+        }
         if (sampler >= 0) {
             vertx.cancelTimer(sampler);
         }
