@@ -52,6 +52,7 @@ public final class OtelPipeline implements AutoCloseable {
         String[] tracesExporter = {"none"};
         String[] metricsExporter = {"none"};
         OtlpExportStats[] stats = {null};
+        java.util.List<BoundedSpanProcessor> processors = new java.util.ArrayList<>();
         try {
             AutoConfiguredOpenTelemetrySdk auto = AutoConfiguredOpenTelemetrySdk.builder()
                     .addPropertiesSupplier(() -> defaults)
@@ -70,7 +71,7 @@ public final class OtelPipeline implements AutoCloseable {
                     })
                     .addTracerProviderCustomizer((builder, config) -> {
                         stats[0] = stats[0] != null ? stats[0] : new OtlpExportStats(registry);
-                        return withSpanExport(builder, config, tracesExporter[0], stats[0]);
+                        return withSpanExport(builder, config, tracesExporter[0], stats[0], processors);
                     })
                     .addMetricExporterCustomizer((exporter, config) -> {
                         stats[0] = stats[0] != null ? stats[0] : new OtlpExportStats(registry);
@@ -86,6 +87,7 @@ public final class OtelPipeline implements AutoCloseable {
             return new OtelPipeline(auto.getOpenTelemetrySdk(), true);
         } catch (RuntimeException e) {
             LOG.errorf("OpenTelemetry configuration rejected, OTLP export is off: %s", e.getMessage());
+            processors.forEach(BoundedSpanProcessor::shutdown);
             return disabled();
         }
     }
@@ -101,7 +103,7 @@ public final class OtelPipeline implements AutoCloseable {
     }
 
     private static SdkTracerProviderBuilder withSpanExport(SdkTracerProviderBuilder builder, ConfigProperties config,
-            String exporterName, OtlpExportStats stats) {
+            String exporterName, OtlpExportStats stats, java.util.List<BoundedSpanProcessor> created) {
         if (exporterName.equals("none")) {
             return builder;
         }
@@ -111,12 +113,14 @@ public final class OtelPipeline implements AutoCloseable {
             return builder;
         }
         var exporter = new OtlpSpanExporterProvider().createExporter(config);
-        return builder.addSpanProcessor(new BoundedSpanProcessor(exporter,
+        BoundedSpanProcessor processor = new BoundedSpanProcessor(exporter,
                 config.getInt("otel.bsp.max.queue.size", 2048),
                 config.getInt("otel.bsp.max.export.batch.size", 512),
                 config.getDuration("otel.bsp.schedule.delay", Duration.ofMillis(5000)),
                 config.getDuration("otel.bsp.export.timeout", Duration.ofMillis(30000)),
-                stats));
+                stats);
+        created.add(processor);
+        return builder.addSpanProcessor(processor);
     }
 
     public boolean enabled() {
