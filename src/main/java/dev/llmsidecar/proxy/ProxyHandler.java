@@ -4,9 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.export.LlmMetrics;
 import dev.llmsidecar.export.RequestReporter;
-import dev.llmsidecar.wire.LlmOperation;
-import dev.llmsidecar.wire.openai.OpenAiChunkParser;
-import dev.llmsidecar.wire.openai.OpenAiRequestInspector;
+import dev.llmsidecar.wire.LlmRoutes;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
@@ -31,8 +29,7 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
     final RequestReporter reporter;
     final HttpClient client;
     final UpstreamTarget target;
-    final OpenAiRequestInspector inspector;
-    final OpenAiChunkParser chunkParser;
+    final LlmRoutes routes;
 
     public ProxyHandler(Vertx vertx, SidecarConfig config, RequestReporter reporter) {
         this.vertx = vertx;
@@ -40,9 +37,7 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
         this.reporter = reporter;
         this.metrics = reporter.metrics();
         this.target = UpstreamTarget.of(config.upstream().url());
-        JsonFactory json = new JsonFactory();
-        this.inspector = new OpenAiRequestInspector(json);
-        this.chunkParser = new OpenAiChunkParser(json);
+        this.routes = new LlmRoutes(new JsonFactory());
         HttpClientOptions options = new HttpClientOptions()
                 .setDefaultHost(target.host())
                 .setDefaultPort(target.port())
@@ -60,7 +55,7 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
     public void handle(HttpServerRequest request) {
         long receivedNanos = System.nanoTime();
         request.pause();
-        new Exchange(this, request, receivedNanos, LlmOperation.match(request.method(), request.path())).start();
+        new Exchange(this, request, receivedNanos, routes.match(request.method(), request.path())).start();
     }
 
     public Future<Void> close() {
