@@ -56,6 +56,7 @@ public final class SimulatedEngine {
             "/completion", new LlamaCppDialect());
     private HttpServer server;
     private int running;
+    private volatile boolean recordResponses;
 
     // vLLM-style counters (event-loop confined writes, read by /metrics on the same loop)
     private long promptTokensTotal;
@@ -92,6 +93,12 @@ public final class SimulatedEngine {
 
     public void clearServed() {
         served.clear();
+    }
+
+    /** Keeps a copy of every response body in {@link ServedRequest#responseBody()} (tests: byte-exact checks). */
+    public SimulatedEngine recordResponses(boolean on) {
+        recordResponses = on;
+        return this;
     }
 
     private void handle(HttpServerRequest req) {
@@ -191,6 +198,7 @@ public final class SimulatedEngine {
         long[] sentTimes = new long[16];
         boolean closed;
         boolean done;
+        final Buffer written = recordResponses ? Buffer.buffer() : null;
 
         Generation(HttpServerRequest req, String body, JsonObject json, SimDialect dialect, long arrival) {
             this.req = req;
@@ -253,7 +261,7 @@ public final class SimulatedEngine {
                     .putHeader("cache-control", "no-cache");
             res.write(Buffer.buffer(0));
             for (String frame : dialect.prelude(turn)) {
-                res.write(frame);
+                write(frame);
             }
             long first = slotStart + jittered(ttftNanos);
             schedule(first, () -> sendTokens(first));
@@ -277,7 +285,7 @@ public final class SimulatedEngine {
             tokensSent += n;
             chunksSent++;
             boolean last = tokensSent >= outputTokens;
-            res.write(frame);
+            write(frame);
             long now = System.nanoTime();
             if (firstSent < 0) {
                 firstSent = now;
@@ -293,7 +301,7 @@ public final class SimulatedEngine {
                 return;
             }
             for (String end : dialect.end(turn, times())) {
-                res.write(end);
+                write(end);
             }
             res.end();
             successTotal++;
@@ -310,9 +318,20 @@ public final class SimulatedEngine {
             JsonObject response = dialect.whole(turn, times, text(0, reasoningTokens),
                     text(reasoningTokens, outputTokens - reasoningTokens));
             dialect.wholeHeaders(turn, times, res.headers());
-            res.putHeader("content-type", "application/json").end(response.encode());
+            String encoded = response.encode();
+            if (written != null) {
+                written.appendString(encoded);
+            }
+            res.putHeader("content-type", "application/json").end(encoded);
             successTotal++;
             finishGeneration();
+        }
+
+        void write(String frame) {
+            if (written != null) {
+                written.appendString(frame);
+            }
+            res.write(frame);
         }
 
         void schedule(long atNanos, Runnable action) {
@@ -359,7 +378,7 @@ public final class SimulatedEngine {
 
         void record(boolean cancelled, long closedAt) {
             served.add(new ServedRequest(turn.id(), body, arrival, firstSent, lastSent, chunksSent, cancelled, closedAt,
-                    java.util.Arrays.copyOf(sentTimes, chunksSent)));
+                    java.util.Arrays.copyOf(sentTimes, chunksSent), written));
             while (served.size() > 10_000) {
                 served.pollFirst();
             }

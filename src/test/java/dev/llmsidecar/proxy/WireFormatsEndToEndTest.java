@@ -1,0 +1,168 @@
+package dev.llmsidecar.proxy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.llmsidecar.sim.EngineBehaviour;
+import dev.llmsidecar.sim.ServedRequest;
+import dev.llmsidecar.support.ProxyFixture;
+import dev.llmsidecar.support.ProxyFixture.Received;
+import dev.llmsidecar.support.Scrape;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Every wire format through the proxy against the simulated engine speaking it, on a known schedule (first
+ * token 80 ms after arrival, then one token every 10 ms, 6 tokens, the first 2 of them reasoning where the
+ * format carries reasoning): the client gets exactly the bytes the engine wrote, and the exported series match.
+ */
+class WireFormatsEndToEndTest {
+
+    static final EngineBehaviour SCHEDULE = EngineBehaviour.defaults()
+            .withTiming(Duration.ofMillis(80), Duration.ofMillis(10)).withFixedCreated(1_700_000_000L)
+            .withCachedTokenRatio(0.5);
+    static final double TOLERANCE = 0.05;
+
+    /**
+     * @param reasoning the format carries reasoning, so 2 of the 6 tokens are sent as reasoning
+     * @param engineTtft the format reports the engine's own first-token time (llama.cpp prompt_ms, Ollama durations)
+     */
+    record Case(String name, String path, String body, String model, String operation, boolean stream,
+            boolean reasoning, boolean engineTtft) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    static Stream<Case> cases() {
+        String messages = "\"messages\":[{\"role\":\"user\",\"content\":\"Say hi ü\"}]";
+        return Stream.of(
+                new Case("openai_chat", "/v1/chat/completions", "{\"model\":\"m-chat\",\"stream\":true,\"max_tokens\":6,"
+                        + "\"stream_options\":{\"include_usage\":true}," + messages + "}", "m-chat", "chat", true, true, false),
+                new Case("openai_responses", "/v1/responses", "{\"model\":\"m-resp\",\"input\":\"Say hi\",\"stream\":true,"
+                        + "\"max_output_tokens\":6}", "m-resp", "chat", true, true, false),
+                new Case("openai_responses json", "/v1/responses", "{\"model\":\"m-resp\",\"input\":\"Say hi\","
+                        + "\"max_output_tokens\":6}", "m-resp", "chat", false, true, false),
+                new Case("anthropic_messages", "/v1/messages", "{\"model\":\"m-claude\",\"max_tokens\":6,\"stream\":true,"
+                        + messages + "}", "m-claude", "chat", true, true, false),
+                new Case("anthropic_messages json", "/v1/messages", "{\"model\":\"m-claude\",\"max_tokens\":6," + messages
+                        + "}", "m-claude", "chat", false, true, false),
+                new Case("ollama chat", "/api/chat", "{\"model\":\"m-ollama\",\"think\":true,\"options\":{\"num_predict\":6},"
+                        + messages + "}", "m-ollama", "chat", true, true, true),
+                new Case("ollama generate json", "/api/generate", "{\"model\":\"m-ollama\",\"prompt\":\"Why?\",\"stream\":false,"
+                        + "\"options\":{\"num_predict\":6}}", "m-ollama", "text_completion", false, true, true),
+                new Case("tgi stream", "/generate_stream", "{\"inputs\":\"What is Deep Learning?\",\"parameters\":"
+                        + "{\"max_new_tokens\":6}}", "unknown", "text_completion", true, false, false),
+                new Case("tgi generate", "/generate", "{\"inputs\":\"What is Deep Learning?\",\"parameters\":"
+                        + "{\"max_new_tokens\":6}}", "unknown", "text_completion", false, false, false),
+                new Case("llamacpp stream", "/completion", "{\"prompt\":\"Once upon\",\"n_predict\":6,\"stream\":true}",
+                        "unknown", "text_completion", true, false, true),
+                new Case("llamacpp json", "/completion", "{\"prompt\":\"Once upon\",\"n_predict\":6}", "unknown",
+                        "text_completion", false, false, true));
+    }
+
+    /** Class loading and JIT of every format's path are not what the schedule checks measure. */
+    @BeforeAll
+    static void warmUp() {
+        try (ProxyFixture f = new ProxyFixture(SCHEDULE, Map.of())) {
+            for (int round = 0; round < 2; round++) {
+                cases().forEach(c -> assertThat(f.post(f.proxyPort, c.path(), c.body(),
+                        Map.of("x-sim-reasoning-tokens", "2")).status()).isEqualTo(200));
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("cases")
+    void bytesAndMetricsMatchTheSchedule(Case c) {
+        try (ProxyFixture f = new ProxyFixture(SCHEDULE, Map.of())) {
+            f.engine.recordResponses(true);
+            Received r = f.post(f.proxyPort, c.path(), c.body(), Map.of("x-request-id", "e2e",
+                    "x-sim-reasoning-tokens", "2"));
+            assertThat(r.failure()).isNull();
+            assertThat(r.status()).isEqualTo(200);
+            List<ServedRequest> served = f.engine.served();
+            assertThat(served).hasSize(1);
+            ServedRequest engine = served.get(0);
+            assertThat(r.body().getBytes()).as("client bytes = engine bytes").isEqualTo(engine.responseBody().getBytes());
+
+            Scrape s = f.scrape();
+            String streaming = Boolean.toString(c.stream());
+            String[] live = {"model", c.model(), "operation", c.operation(), "streaming", streaming};
+            String[] end = {"model", c.model(), "operation", c.operation(), "streaming", streaming, "outcome", "ok"};
+            assertThat(s.sum("llm_sidecar_requests_total", end)).isEqualTo(1);
+            assertThat(s.sum("llm_sidecar_tokens_total", "model", c.model(), "token_type", "output")).isEqualTo(6);
+            assertThat(s.sum("llm_sidecar_tokens_total", "model", c.model(), "token_type", "input")).isPositive();
+            assertThat(s.sum("llm_sidecar_output_token_source_total", "source", "usage")).isEqualTo(1);
+            assertThat(s.has("llm_sidecar_undecodable_chunks_total")).isFalse();
+
+            double ttft = s.sum("gen_ai_server_time_to_first_token_seconds_sum", live);
+            double e2e = s.sum("gen_ai_server_request_duration_seconds_sum", end);
+            double engineFirst = (engine.firstTokenSentNanos() - engine.arrivalNanos()) / 1e9;
+            double engineLast = (engine.lastTokenSentNanos() - engine.arrivalNanos()) / 1e9;
+            assertThat(s.sum("gen_ai_server_time_to_first_token_seconds_count", live)).isEqualTo(1);
+            if (c.stream()) {
+                assertThat(engine.tokenChunksSent()).isEqualTo(6);
+                // the sidecar's clock starts before the engine's and stops after the engine wrote the chunk
+                assertThat(ttft).isBetween(engineFirst, engineFirst + TOLERANCE);
+                assertThat(e2e).isBetween(engineLast, engineLast + TOLERANCE);
+                assertThat(s.sum("gen_ai_server_time_per_output_token_seconds_count", end)).isEqualTo(1);
+                assertThat(s.sum("llm_sidecar_inter_token_latency_seconds_count", end)).isEqualTo(5);
+                double reasoningCount = s.sum("llm_sidecar_time_to_first_reasoning_token_seconds_count", live);
+                double answer = s.sum("llm_sidecar_time_to_first_answer_token_seconds_sum", live);
+                assertThat(s.sum("llm_sidecar_time_to_first_answer_token_seconds_count", live)).isEqualTo(1);
+                if (c.reasoning()) {
+                    // TTFT is the first of reasoning or answer: here the reasoning token
+                    assertThat(reasoningCount).isEqualTo(1);
+                    assertThat(s.sum("llm_sidecar_time_to_first_reasoning_token_seconds_sum", live)).isEqualTo(ttft);
+                    long[] sent = engine.tokenChunkSentNanos();
+                    double engineGap = (sent[2] - sent[0]) / 1e9;
+                    assertThat(engineGap).isBetween(0.015, 0.020 + TOLERANCE); // two 10 ms intervals (ms timers round)
+                    assertThat(answer - ttft).isBetween(engineGap - 0.015, engineGap + 0.015);
+                } else {
+                    assertThat(reasoningCount).isZero();
+                    assertThat(answer).isEqualTo(ttft);
+                }
+            } else {
+                // non-streaming: TTFT is recorded equal to E2E, labelled streaming="false"
+                assertThat(ttft).isEqualTo(e2e);
+                assertThat(e2e).isBetween(engineLast, engineLast + TOLERANCE);
+                assertThat(s.has("llm_sidecar_time_to_first_reasoning_token_seconds_count", live)).isFalse();
+            }
+            double engineReported = s.sum("llm_sidecar_engine_reported_time_to_first_token_seconds_count");
+            if (c.engineTtft()) {
+                assertThat(engineReported).isEqualTo(1);
+                assertThat(s.sum("llm_sidecar_engine_reported_decode_seconds_count")).isEqualTo(1);
+                double engineSide = s.sum("llm_sidecar_engine_reported_time_to_first_token_seconds_sum");
+                assertThat(engineSide).isPositive().isLessThanOrEqualTo(ttft + 0.002);
+            } else {
+                assertThat(engineReported).isZero();
+            }
+        }
+    }
+
+    @org.junit.jupiter.api.Test
+    void embeddingsAreTimedAsNonStreamingWithInputTokensOnly() {
+        try (ProxyFixture f = new ProxyFixture(SCHEDULE, Map.of())) {
+            f.engine.recordResponses(true);
+            Received r = f.post(f.proxyPort, "/v1/embeddings",
+                    "{\"model\":\"m-embed\",\"input\":\"The food was delicious and the waiter...\"}", Map.of());
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(r.body().getBytes()).isEqualTo(f.engine.served().get(0).responseBody().getBytes());
+            Scrape s = f.scrape();
+            String[] end = {"model", "m-embed", "operation", "embeddings", "streaming", "false", "outcome", "ok"};
+            assertThat(s.sum("llm_sidecar_requests_total", end)).isEqualTo(1);
+            assertThat(s.sum("llm_sidecar_tokens_total", "model", "m-embed", "token_type", "input")).isEqualTo(17); // the sim counts body length / 4
+            assertThat(s.sum("llm_sidecar_tokens_total", "model", "m-embed", "token_type", "output")).isZero();
+            assertThat(s.sum("llm_sidecar_output_token_source_total", "source", "none")).isEqualTo(1);
+            double e2e = s.sum("gen_ai_server_request_duration_seconds_sum", end);
+            assertThat(e2e).isBetween(0.080, 0.080 + TOLERANCE);
+            assertThat(s.sum("gen_ai_server_time_to_first_token_seconds_sum", "model", "m-embed")).isEqualTo(e2e);
+        }
+    }
+}
