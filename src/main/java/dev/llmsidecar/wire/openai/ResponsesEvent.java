@@ -207,27 +207,28 @@ record ResponsesEvent(String type, boolean deltaNonEmpty, Response response) {
             switch (name) {
                 case "input_tokens" -> input = JsonReads.longValue(p, v);
                 case "output_tokens" -> output = JsonReads.longValue(p, v);
-                case "input_tokens_details" -> {
-                    String c = null;
-                    long value = -1;
-                    if (v == JsonToken.START_OBJECT) {
-                        while (p.nextToken() == JsonToken.FIELD_NAME) {
-                            c = p.currentName();
-                            JsonToken t = p.nextToken();
-                            if ("cached_tokens".equals(c)) {
-                                value = JsonReads.longValue(p, t);
-                            } else {
-                                p.skipChildren();
-                            }
-                        }
-                    } else {
-                        p.skipChildren();
-                    }
-                    cached = value;
-                }
+                case "input_tokens_details" -> cached = readCachedTokens(p, v);
                 default -> p.skipChildren();
             }
         }
         return new Usage(input, output, cached);
+    }
+
+    private static long readCachedTokens(JsonParser p, JsonToken v) throws IOException {
+        if (v != JsonToken.START_OBJECT) {
+            p.skipChildren();
+            return -1;
+        }
+        long cached = -1;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String name = p.currentName();
+            JsonToken t = p.nextToken();
+            if ("cached_tokens".equals(name)) {
+                cached = JsonReads.longValue(p, t);
+            } else {
+                p.skipChildren();
+            }
+        }
+        return cached;
     }
 }
