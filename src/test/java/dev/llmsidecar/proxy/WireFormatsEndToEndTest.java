@@ -176,4 +176,36 @@ class WireFormatsEndToEndTest {
             assertThat(s.sum("gen_ai_server_time_to_first_token_seconds_sum", "model", "m-embed")).isEqualTo(e2e);
         }
     }
+
+    /** An upstream whose stream is partly malformed: the client still gets every byte, the bad events are counted. */
+    @org.junit.jupiter.api.Test
+    void malformedEventsPassUntouchedAndAreCountedByFormat() {
+        String good = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+                + "\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n";
+        String body = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\n\n" + good
+                + "data: \u00ff\u00fe not json\n\n" + good.replace("Hi", "!");
+        io.vertx.core.Vertx stubVertx = io.vertx.core.Vertx.vertx();
+        try {
+            io.vertx.core.http.HttpServer stub = ProxyFixture.await(stubVertx.createHttpServer()
+                    .requestHandler(req -> req.body().onSuccess(b -> {
+                        req.response().setChunked(true).putHeader("content-type", "text/event-stream");
+                        req.response().write(body.substring(0, 70));
+                        stubVertx.setTimer(20, t -> req.response().end(body.substring(70)));
+                    })).listen(0, "127.0.0.1"));
+            try (ProxyFixture f = new ProxyFixture(SCHEDULE, Map.of(), "http://127.0.0.1:" + stub.actualPort())) {
+                Received r = f.post(f.proxyPort, "/v1/messages", "{\"model\":\"m-bad\",\"stream\":true}", Map.of());
+                assertThat(r.status()).isEqualTo(200);
+                assertThat(r.body().getBytes()).isEqualTo(body.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                Scrape s = f.scrape();
+                assertThat(s.sum("llm_sidecar_undecodable_chunks_total", "format", "anthropic_messages",
+                        "operation", "chat")).isEqualTo(2);
+                assertThat(s.sum("llm_sidecar_requests_total", "model", "m-bad", "outcome", "ok")).isEqualTo(1);
+                // no usage arrived: the two good deltas are counted as chunks
+                assertThat(s.sum("llm_sidecar_tokens_total", "model", "m-bad", "token_type", "output")).isEqualTo(2);
+                assertThat(s.sum("llm_sidecar_output_token_source_total", "source", "chunks")).isEqualTo(1);
+            }
+        } finally {
+            ProxyFixture.await(stubVertx.close());
+        }
+    }
 }
