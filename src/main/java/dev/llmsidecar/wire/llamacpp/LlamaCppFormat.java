@@ -41,6 +41,10 @@ public final class LlamaCppFormat implements WireFormat {
         if (response.eventStream()) {
             return new SseDecoder(sink, (data, length, eventType, nanos) -> {
                 LlamaCppChunk c = LlamaCppChunk.parse(json, data, 0, length);
+                if ("error".equals(eventType)) {
+                    sink.onStreamError();
+                    return c != null;
+                }
                 if (c == null) {
                     return false;
                 }

@@ -82,4 +82,14 @@ class LlamaCppFormatTest {
             assertThat(sink.finishReason).isEqualTo("length");
         });
     }
+
+    @Test
+    void theNonStandardErrorLineIsAStreamError() {
+        String s = content("x") + "error: {\"code\":500,\"message\":\"context shift is disabled\",\"type\":\"server_error\"}\n\n";
+        everySplit(s, sink -> FORMAT.decoder(sink, response("text/event-stream")), (cut, sink) -> {
+            assertThat(sink.streamErrors).isEqualTo(1);
+            assertThat(sink.tokenChunks).hasSize(1);
+            assertThat(sink.undecodable).isZero();
+        });
+    }
 }
