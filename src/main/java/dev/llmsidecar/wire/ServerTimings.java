@@ -21,9 +21,4 @@ public record ServerTimings(long queueNanos, long loadNanos, long firstTokenNano
     public long engineTtftNanos() {
         return firstTokenNanos < 0 ? -1 : Math.max(0, queueNanos) + Math.max(0, loadNanos) + firstTokenNanos;
     }
-
-    /** True when at least one value was reported. */
-    public boolean any() {
-        return queueNanos >= 0 || loadNanos >= 0 || firstTokenNanos >= 0 || decodeNanos >= 0;
-    }
 }
