@@ -7,6 +7,7 @@ import dev.llmsidecar.slo.SloPolicy;
 import dev.llmsidecar.slo.SloVerdict;
 import dev.llmsidecar.timeline.RequestResult;
 import dev.llmsidecar.timeline.RequestTimeline;
+import dev.llmsidecar.wire.LlmOperation;
 
 /**
  * Where an LLM request's measurements go: latency and token series (Prometheus and OTLP), the SLO verdict
@@ -40,9 +41,9 @@ public final class RequestReporter {
     }
 
     /** Starts the live measurements of a request (in-flight and waiting gauges, TTFT and chunk gaps as they happen). */
-    public RequestTimeline.LiveListener started(String modelLabel, String operation, boolean streaming) {
-        return otelMetrics.live(modelLabel, operation, streaming,
-                metrics.requestStarted(modelLabel, operation, streaming));
+    public RequestTimeline.LiveListener started(String modelLabel, LlmOperation operation, boolean streaming) {
+        return otelMetrics.live(modelLabel, operation.label(), operation.format().providerName(), streaming,
+                metrics.requestStarted(modelLabel, operation.label(), operation.format().name(), streaming));
     }
 
     /**
@@ -50,15 +51,16 @@ public final class RequestReporter {
      * @param modelLabel its bounded label
      * @param live what {@link #started} returned for this request
      */
-    public SloVerdict finished(String modelName, String modelLabel, String operation, String sloClass,
+    public SloVerdict finished(String modelName, String modelLabel, LlmOperation operation, String sloClass,
             RequestTimeline.LiveListener live, RequestResult result) {
-        metrics.requestFinished(modelLabel, operation,
+        metrics.requestFinished(modelLabel, operation.label(),
                 live instanceof OtelMetrics.LiveRecorder recorder ? recorder.next() : live, result);
         SloVerdict verdict = SloEvaluator.evaluate(result, policy.applicable(modelName, sloClass));
         sloMetrics.record(modelLabel, sloClass, result.outputTokens(), verdict);
         goodput.record(modelLabel, sloClass, verdict.good(), result.outputTokens());
         windows.record(modelLabel, result);
-        otelMetrics.finished(modelLabel, operation, sloClass, result, verdict);
+        otelMetrics.finished(modelLabel, operation.label(), operation.format().providerName(), sloClass, result,
+                verdict);
         return verdict;
     }
 }

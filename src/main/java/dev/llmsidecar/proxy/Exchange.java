@@ -6,8 +6,8 @@ import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.timeline.RequestTimeline;
 import dev.llmsidecar.wire.LlmOperation;
 import dev.llmsidecar.wire.StreamDecoder;
+import dev.llmsidecar.wire.UpstreamResponse;
 import dev.llmsidecar.wire.openai.InspectedRequest;
-import dev.llmsidecar.wire.openai.OpenAiJsonDecoder;
 import dev.llmsidecar.wire.openai.OpenAiSseDecoder;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.vertx.core.AsyncResult;
@@ -75,8 +75,8 @@ final class Exchange {
     void start() {
         if (operation != null) {
             sloClass = proxy.reporter.policy().sloClass(request.getHeader(proxy.reporter.policy().classHeader()));
-            span = proxy.tracing.start(request.headers(), operation.label(), request.method().name(), request.path(),
-                    receivedNanos);
+            span = proxy.tracing.start(request.headers(), operation.label(), operation.format().providerName(),
+                    request.method().name(), request.path(), receivedNanos);
         }
         response.closeHandler(v -> onClientGone());
         request.exceptionHandler(t -> onClientGone());
@@ -117,7 +117,7 @@ final class Exchange {
             }
         });
         request.endHandler(v -> {
-            InspectedRequest inspected = proxy.inspector.inspect(body, proxy.config.llm().injectIncludeUsage());
+            InspectedRequest inspected = operation.format().inspect(body, proxy.config.llm().injectIncludeUsage());
             if (!inspected.decodable()) {
                 proxy.metrics.bodyNotInspected("not_json");
             }
@@ -137,7 +137,7 @@ final class Exchange {
 
     private void startTimeline(boolean streaming) {
         if (timeline == null) {
-            live = proxy.reporter.started(model, operation.label(), streaming);
+            live = proxy.reporter.started(model, operation, streaming);
             timeline = new RequestTimeline(receivedNanos, streaming, live);
         }
     }
@@ -207,17 +207,15 @@ final class Exchange {
             response.setChunked(true);
         }
         if (operation != null) {
-            boolean eventStream = isEventStream(upstreamResponse.getHeader(HttpHeaders.CONTENT_TYPE));
-            startTimeline(eventStream);
+            String contentType = upstreamResponse.getHeader(HttpHeaders.CONTENT_TYPE);
+            startTimeline(operation.format().streamingResponse(contentType));
             timeline.onUpstreamHeaders(now);
             if (status < 300) {
-                if (eventStream) {
-                    sseDecoder = new OpenAiSseDecoder(timeline, proxy.chunkParser, usageInjected && !hasLength,
-                            proxy.config.llm().maxHeldEventBytes());
-                    decoder = sseDecoder;
-                } else {
-                    decoder = new OpenAiJsonDecoder(timeline, proxy.chunkParser,
-                            proxy.config.llm().maxInspectedBodyBytes());
+                decoder = operation.format().decoder(timeline, new UpstreamResponse(contentType,
+                        upstreamResponse.headers(), hasLength, usageInjected, proxy.config.llm().maxHeldEventBytes(),
+                        proxy.config.llm().maxInspectedBodyBytes()));
+                if (decoder instanceof OpenAiSseDecoder openAi) {
+                    sseDecoder = openAi;
                 }
             }
         }
@@ -378,7 +376,7 @@ final class Exchange {
             }
             var result = timeline.finish(nanos, outcome, status);
             try (Scope scope = span.makeCurrent()) {
-                var verdict = proxy.reporter.finished(modelName, model, operation.label(), sloClass, live, result);
+                var verdict = proxy.reporter.finished(modelName, model, operation, sloClass, live, result);
                 span.finish(nanos, result, verdict, sloClass);
             }
             if (sseDecoder != null && sseDecoder.strippedEvents() > 0) {
@@ -389,9 +387,5 @@ final class Exchange {
 
     private static String statusClass(int status) {
         return status <= 0 ? "none" : (status / 100) + "xx";
-    }
-
-    private static boolean isEventStream(String contentType) {
-        return contentType != null && contentType.regionMatches(true, 0, "text/event-stream", 0, 17);
     }
 }

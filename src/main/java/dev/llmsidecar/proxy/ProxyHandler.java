@@ -5,9 +5,7 @@ import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.export.LlmMetrics;
 import dev.llmsidecar.export.RequestReporter;
 import dev.llmsidecar.export.otel.RequestTracing;
-import dev.llmsidecar.wire.LlmOperation;
-import dev.llmsidecar.wire.openai.OpenAiChunkParser;
-import dev.llmsidecar.wire.openai.OpenAiRequestInspector;
+import dev.llmsidecar.wire.LlmRoutes;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
@@ -32,8 +30,7 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
     final RequestReporter reporter;
     final HttpClient client;
     final UpstreamTarget target;
-    final OpenAiRequestInspector inspector;
-    final OpenAiChunkParser chunkParser;
+    final LlmRoutes routes;
     final RequestTracing tracing;
 
     public ProxyHandler(Vertx vertx, SidecarConfig config, RequestReporter reporter) {
@@ -47,9 +44,7 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
         this.reporter = reporter;
         this.metrics = reporter.metrics();
         this.target = UpstreamTarget.of(config.upstream().url());
-        JsonFactory json = new JsonFactory();
-        this.inspector = new OpenAiRequestInspector(json);
-        this.chunkParser = new OpenAiChunkParser(json);
+        this.routes = new LlmRoutes(new JsonFactory());
         HttpClientOptions options = new HttpClientOptions()
                 .setDefaultHost(target.host())
                 .setDefaultPort(target.port())
@@ -67,7 +62,7 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
     public void handle(HttpServerRequest request) {
         long receivedNanos = System.nanoTime();
         request.pause();
-        new Exchange(this, request, receivedNanos, LlmOperation.match(request.method(), request.path())).start();
+        new Exchange(this, request, receivedNanos, routes.match(request.method(), request.path())).start();
     }
 
     public Future<Void> close() {

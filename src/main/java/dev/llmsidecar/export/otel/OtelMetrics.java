@@ -113,17 +113,19 @@ public final class OtelMetrics {
         return enabled;
     }
 
-    private Attributes base(String model, String operation) {
-        return Attributes.of(RequestTracing.OPERATION, operation, RequestTracing.PROVIDER, provider, MODEL, model);
+    /** @param providerOverride the format's own provider, or null for the configured one */
+    private Attributes base(String model, String operation, String providerOverride) {
+        return Attributes.of(RequestTracing.OPERATION, operation, RequestTracing.PROVIDER,
+                providerOverride != null ? providerOverride : provider, MODEL, model);
     }
 
     /** Records the chunk gaps of one streaming request as they happen; forwards everything to {@code next}. */
-    public RequestTimeline.LiveListener live(String model, String operation, boolean streaming,
-            RequestTimeline.LiveListener next) {
+    public RequestTimeline.LiveListener live(String model, String operation, String providerOverride,
+            boolean streaming, RequestTimeline.LiveListener next) {
         if (!enabled || !streaming) {
             return next;
         }
-        return new LiveRecorder(next, base(model, operation).toBuilder().put(STREAMING, true).build());
+        return new LiveRecorder(next, base(model, operation, providerOverride).toBuilder().put(STREAMING, true).build());
     }
 
     /** Forwards to the Prometheus listener and records each chunk gap as it happens. */
@@ -151,17 +153,28 @@ public final class OtelMetrics {
         }
 
         @Override
+        public void onFirstReasoningToken(long nanos) {
+            next.onFirstReasoningToken(nanos);
+        }
+
+        @Override
+        public void onFirstAnswerToken(long nanos) {
+            next.onFirstAnswerToken(nanos);
+        }
+
+        @Override
         public void onChunkGap(long gapNanos) {
             next.onChunkGap(gapNanos);
             chunkGap.record(gapNanos / 1e9, attributes);
         }
     }
 
-    public void finished(String model, String operation, String sloClass, RequestResult r, SloVerdict verdict) {
+    public void finished(String model, String operation, String providerOverride, String sloClass, RequestResult r,
+            SloVerdict verdict) {
         if (!enabled) {
             return;
         }
-        Attributes common = base(model, operation);
+        Attributes common = base(model, operation, providerOverride);
         var withOutcome = common.toBuilder().put(STREAMING, r.streaming()).put(OUTCOME, r.outcome().label());
         if (r.outcome() != Outcome.OK) {
             withOutcome.put(ERROR_TYPE, r.outcome() == Outcome.UPSTREAM_ERROR && r.status() > 0

@@ -67,8 +67,9 @@ public final class RequestTracing {
     /**
      * @param receivedNanos {@link System#nanoTime()} when the request arrived (the span starts then)
      */
-    public RequestSpan start(MultiMap requestHeaders, String operation, String method, String path,
-            long receivedNanos) {
+    /** @param providerOverride the wire format's own provider, or null for the configured one */
+    public RequestSpan start(MultiMap requestHeaders, String operation, String providerOverride, String method,
+            String path, long receivedNanos) {
         if (tracer == null) {
             return RequestSpan.NOOP;
         }
@@ -80,7 +81,7 @@ public final class RequestTracing {
                 .setSpanKind(SpanKind.SERVER)
                 .setStartTimestamp(receivedEpochNanos, TimeUnit.NANOSECONDS)
                 .setAttribute(OPERATION, operation)
-                .setAttribute(PROVIDER, providerName)
+                .setAttribute(PROVIDER, providerOverride != null ? providerOverride : providerName)
                 .setAttribute("http.request.method", method)
                 .setAttribute("url.path", path)
                 .setAttribute("server.address", upstreamHost)

@@ -304,6 +304,22 @@ class OtlpExportTest {
     }
 
     @Test
+    void anthropicMessagesAreAttributedToTheAnthropicProvider() {
+        try (ProxyFixture f = new ProxyFixture(ENGINE, Map.of(), null, otel("http/protobuf"))) {
+            ProxyFixture.Received r = f.post(f.proxyPort, "/v1/messages", "{\"model\":\"m-claude\",\"max_tokens\":6,"
+                    + "\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", Map.of());
+            assertThat(r.status()).isEqualTo(200);
+            await("the span and TTFT", () -> receiver.spans().size() >= 1
+                    && latestCount("gen_ai.server.time_to_first_token", Map.of("gen_ai.request.model", "m-claude")) >= 1);
+            assertThat(attributes(receiver.spans().get(0).getAttributesList()))
+                    .containsEntry("gen_ai.provider.name", "anthropic").containsEntry("gen_ai.operation.name", "chat");
+            assertThat(attributes(latestPoint("gen_ai.server.time_to_first_token",
+                    Map.of("gen_ai.request.model", "m-claude")).getAttributesList()))
+                    .containsEntry("gen_ai.provider.name", "anthropic");
+        }
+    }
+
+    @Test
     void traceContextReachesTheUpstream() {
         // a minimal upstream that records the headers it got and answers with a short stream
         ConcurrentLinkedQueue<Map<String, String>> seen = new ConcurrentLinkedQueue<>();

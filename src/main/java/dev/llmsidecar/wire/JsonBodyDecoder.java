@@ -1,0 +1,64 @@
+package dev.llmsidecar.wire;
+
+import io.vertx.core.buffer.Buffer;
+
+/**
+ * A non-streaming response: forwarded as it arrives, while a side copy (up to a limit) is handed to the
+ * format's {@link BodyHandler} at the end for usage, finish reason and server timings.
+ */
+public final class JsonBodyDecoder implements StreamDecoder {
+
+    /** One format's reading of a whole response body. */
+    public interface BodyHandler {
+        /** @return false when the body could not be decoded */
+        boolean onBody(byte[] body, long nanos);
+    }
+
+    private final TokenEventSink sink;
+    private final BodyHandler handler;
+    private final int maxBytes;
+    private Buffer copy = Buffer.buffer();
+    private boolean tooLarge;
+
+    public JsonBodyDecoder(TokenEventSink sink, BodyHandler handler, int maxBytes) {
+        this.sink = sink;
+        this.handler = handler;
+        this.maxBytes = maxBytes;
+    }
+
+    @Override
+    public Buffer onChunk(Buffer chunk, long nanos) {
+        if (!tooLarge) {
+            if (copy.length() + chunk.length() > maxBytes) {
+                tooLarge = true;
+                copy = null;
+            } else {
+                copy.appendBuffer(chunk);
+            }
+        }
+        return chunk;
+    }
+
+    @Override
+    public Buffer onEnd(long nanos) {
+        if (tooLarge) {
+            sink.onUndecodable();
+            return Buffer.buffer(0);
+        }
+        byte[] bytes = copy.getBytes();
+        copy = null;
+        if (bytes.length == 0) {
+            return Buffer.buffer(0);
+        }
+        boolean decoded;
+        try {
+            decoded = handler.onBody(bytes, nanos);
+        } catch (RuntimeException e) {
+            decoded = false;
+        }
+        if (!decoded) {
+            sink.onUndecodable();
+        }
+        return Buffer.buffer(0);
+    }
+}

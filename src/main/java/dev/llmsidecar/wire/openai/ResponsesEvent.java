@@ -1,0 +1,234 @@
+package dev.llmsidecar.wire.openai;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import dev.llmsidecar.wire.FinishReason;
+import dev.llmsidecar.wire.JsonReads;
+import dev.llmsidecar.wire.TokenEventSink;
+import dev.llmsidecar.wire.Usage;
+import java.io.IOException;
+
+/**
+ * What one OpenAI Responses API object says about tokens: a stream event ({@code type}, {@code delta}, and
+ * for lifecycle events the {@code response} object) or a whole non-streaming response object.
+ *
+ * @param type the event type, or null (a response object)
+ * @param deltaNonEmpty the event has a non-empty string {@code delta}
+ * @param response the embedded response object ({@code response.created}, {@code response.completed} ...), or
+ *     for a non-streaming body the body itself; null when absent
+ */
+record ResponsesEvent(String type, boolean deltaNonEmpty, Response response) {
+
+    /**
+     * @param status completed, incomplete, failed, cancelled, in_progress, queued
+     * @param incompleteReason {@code incomplete_details.reason}
+     * @param error the {@code error} member is a non-null object
+     * @param functionCall some output item is a function / custom tool call
+     * @param usage {@code usage}, or null
+     */
+    record Response(String status, String incompleteReason, boolean error, boolean functionCall, Usage usage) {
+
+        /** Usage, finish reason and failure, for both modes. */
+        void reportTo(TokenEventSink sink, boolean toolCallSeen) {
+            if (error || "failed".equals(status)) {
+                sink.onStreamError();
+            }
+            if (usage != null) {
+                sink.onUsage(usage);
+            }
+            String finish = finishReason(toolCallSeen || functionCall);
+            if (finish != null) {
+                sink.onFinishReason(finish);
+            }
+        }
+
+        private String finishReason(boolean toolCall) {
+            if (status == null) {
+                return null;
+            }
+            return switch (status) {
+                case "completed" -> toolCall ? FinishReason.TOOL_CALLS : FinishReason.STOP;
+                case "incomplete" -> "max_output_tokens".equals(incompleteReason) ? FinishReason.LENGTH
+                        : "content_filter".equals(incompleteReason) ? FinishReason.CONTENT_FILTER : "incomplete";
+                case "failed" -> FinishReason.ERROR;
+                case "cancelled" -> FinishReason.ABORT;
+                default -> null;
+            };
+        }
+    }
+
+    /** True for an output delta: {@code response.*.delta} with text (output, reasoning, tool arguments). */
+    boolean isOutputDelta() {
+        return deltaNonEmpty && type != null && type.startsWith("response.") && type.endsWith(".delta");
+    }
+
+    boolean isReasoning() {
+        return type != null && type.startsWith("response.reasoning");
+    }
+
+    boolean isToolCallDelta() {
+        return type != null && (type.equals("response.function_call_arguments.delta")
+                || type.equals("response.custom_tool_call_input.delta")
+                || type.equals("response.mcp_call_arguments.delta"));
+    }
+
+    /** Parses one event or response body; null when it is not a JSON object. */
+    static ResponsesEvent parse(JsonFactory json, byte[] bytes, int offset, int length) {
+        try (JsonParser p = json.createParser(bytes, offset, length)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                return null;
+            }
+            String type = null;
+            boolean delta = false;
+            Response response = null;
+            ResponseReader body = new ResponseReader();
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String name = p.currentName();
+                JsonToken v = p.nextToken();
+                switch (name) {
+                    case "type" -> type = JsonReads.string(p, v);
+                    case "delta" -> delta = JsonReads.nonEmptyString(p, v);
+                    case "response" -> response = v == JsonToken.START_OBJECT ? readResponse(p) : skip(p);
+                    default -> body.member(p, name, v);
+                }
+            }
+            if (p.currentToken() != JsonToken.END_OBJECT) {
+                return null;
+            }
+            if (response == null && "response".equals(body.object)) {
+                response = body.build(); // a non-streaming response body
+            }
+            return new ResponsesEvent(type, delta, response);
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    private static Response skip(JsonParser p) throws IOException {
+        p.skipChildren();
+        return null;
+    }
+
+    private static Response readResponse(JsonParser p) throws IOException {
+        ResponseReader r = new ResponseReader();
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String name = p.currentName();
+            r.member(p, name, p.nextToken());
+        }
+        return r.build();
+    }
+
+    /** Collects the members of a response object that matter. */
+    private static final class ResponseReader {
+        String object;
+        String status;
+        String incompleteReason;
+        boolean error;
+        boolean functionCall;
+        Usage usage;
+
+        void member(JsonParser p, String name, JsonToken v) throws IOException {
+            switch (name) {
+                case "object" -> object = JsonReads.string(p, v);
+                case "status" -> status = JsonReads.string(p, v);
+                case "error" -> {
+                    error = v == JsonToken.START_OBJECT;
+                    p.skipChildren();
+                }
+                case "incomplete_details" -> incompleteReason = readStringMember(p, v, "reason");
+                case "output" -> functionCall = readOutput(p, v);
+                case "usage" -> usage = v == JsonToken.START_OBJECT ? readUsage(p) : skipUsage(p);
+                default -> p.skipChildren();
+            }
+        }
+
+        Response build() {
+            return new Response(status, incompleteReason, error, functionCall, usage);
+        }
+    }
+
+    private static Usage skipUsage(JsonParser p) throws IOException {
+        p.skipChildren();
+        return null;
+    }
+
+    private static String readStringMember(JsonParser p, JsonToken v, String wanted) throws IOException {
+        if (v != JsonToken.START_OBJECT) {
+            p.skipChildren();
+            return null;
+        }
+        String value = null;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String name = p.currentName();
+            JsonToken t = p.nextToken();
+            if (wanted.equals(name)) {
+                value = JsonReads.string(p, t);
+            } else {
+                p.skipChildren();
+            }
+        }
+        return value;
+    }
+
+    private static boolean readOutput(JsonParser p, JsonToken v) throws IOException {
+        if (v != JsonToken.START_ARRAY) {
+            p.skipChildren();
+            return false;
+        }
+        boolean call = false;
+        JsonToken t;
+        while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
+            if (t != JsonToken.START_OBJECT) {
+                p.skipChildren();
+                continue;
+            }
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String name = p.currentName();
+                JsonToken m = p.nextToken();
+                if ("type".equals(name)) {
+                    String type = JsonReads.string(p, m);
+                    call |= "function_call".equals(type) || "custom_tool_call".equals(type);
+                } else {
+                    p.skipChildren();
+                }
+            }
+        }
+        return call;
+    }
+
+    private static Usage readUsage(JsonParser p) throws IOException {
+        long input = -1;
+        long output = -1;
+        long cached = -1;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String name = p.currentName();
+            JsonToken v = p.nextToken();
+            switch (name) {
+                case "input_tokens" -> input = JsonReads.longValue(p, v);
+                case "output_tokens" -> output = JsonReads.longValue(p, v);
+                case "input_tokens_details" -> cached = readCachedTokens(p, v);
+                default -> p.skipChildren();
+            }
+        }
+        return new Usage(input, output, cached);
+    }
+
+    private static long readCachedTokens(JsonParser p, JsonToken v) throws IOException {
+        if (v != JsonToken.START_OBJECT) {
+            p.skipChildren();
+            return -1;
+        }
+        long cached = -1;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String name = p.currentName();
+            JsonToken t = p.nextToken();
+            if ("cached_tokens".equals(name)) {
+                cached = JsonReads.longValue(p, t);
+            } else {
+                p.skipChildren();
+            }
+        }
+        return cached;
+    }
+}
