@@ -5,6 +5,13 @@
 //                                              exemplars on latency panels, unique ids, grid inside 24 columns)
 //   node validate.mjs k8s <file.yaml>...       every YAML document as a Kubernetes object with kubernetes-models
 //                                              (core + prometheus-operator CRDs); unknown kinds fail
+//   node validate.mjs rules <rules.yml> <rules_test.yml> <runbooks.md>
+//                                              every alert: severity page|ticket, summary, description, a runbook_url
+//                                              whose anchor is a "## <Alert>" section of runbooks.md, and promtool
+//                                              unit tests where it fires and where it stays silent
+//   node validate.mjs rules-sync <rules.yml> <file>...
+//                                              the rule groups in each file (plain, or a PrometheusRule's spec, e.g.
+//                                              helm/kustomize output) equal rules.yml's (runbook base URL aside)
 // Exit 0 when everything is valid; otherwise prints every problem and exits 1.
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -93,10 +100,68 @@ function groupKey(group) {
     .replace(/[-.]([a-z])/g, (_, c) => c.toUpperCase());
 }
 
+function loadDocs(file) {
+  return parseAllDocuments(readFileSync(file, 'utf8')).map((d) => {
+    if (d.errors.length) problems.push(`${file}: YAML: ${d.errors.map(String).join('; ')}`);
+    return d.toJS();
+  }).filter((d) => d != null);
+}
+
+function rules(rulesFile, testFile, runbookFile) {
+  const [doc] = loadDocs(rulesFile);
+  const alerts = doc.groups.flatMap((g) => g.rules).filter((r) => r.alert);
+  const [tests] = loadDocs(testFile);
+  const cases = tests.tests.flatMap((t) => t.alert_rule_test ?? []);
+  const runbook = readFileSync(runbookFile, 'utf8');
+  const sections = new Set([...runbook.matchAll(/^## (\w+)\s*$/gm)].map((m) => m[1]));
+  for (const a of alerts) {
+    const name = a.alert;
+    if (!['page', 'ticket'].includes(a.labels?.severity)) problems.push(`${name}: severity must be page or ticket`);
+    if (!a.annotations?.summary || !a.annotations?.description) problems.push(`${name}: summary/description missing`);
+    const url = a.annotations?.runbook_url ?? '';
+    if (!url.endsWith(`runbooks.md#${name.toLowerCase()}`)) problems.push(`${name}: runbook_url ${url} is not runbooks.md#${name.toLowerCase()}`);
+    if (!sections.has(name)) problems.push(`${name}: no "## ${name}" section in ${runbookFile}`);
+    const mine = cases.filter((c) => c.alertname === name);
+    if (!mine.some((c) => (c.exp_alerts ?? []).length > 0)) problems.push(`${name}: no promtool test where it fires`);
+    if (!mine.some((c) => (c.exp_alerts ?? []).length === 0)) problems.push(`${name}: no promtool test where it stays silent`);
+  }
+  for (const s of sections) {
+    if (/^LLMSidecar/.test(s) && !alerts.some((a) => a.alert === s)) problems.push(`runbook section ${s} has no alert`);
+  }
+  console.log(`rules: ${alerts.length} alerts with runbooks and firing/silent tests`);
+}
+
+function groupsOf(file) {
+  const out = [];
+  for (const d of loadDocs(file)) {
+    if (d.kind === 'PrometheusRule') out.push(d.spec?.groups);
+    else if (d.groups) out.push(d.groups);
+  }
+  if (out.length !== 1) problems.push(`${file}: expected exactly one rule-group set, found ${out.length}`);
+  return JSON.stringify(canonical(out[0])).replaceAll(/https?:\/\/[^"#]*runbooks\.md#/g, 'RUNBOOK#');
+}
+
+// key order does not matter in YAML maps (kustomize and helm sort them)
+function canonical(v) {
+  if (Array.isArray(v)) return v.map(canonical);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical(v[k])]));
+  return v;
+}
+
+function rulesSync(source, files) {
+  const want = groupsOf(source);
+  for (const f of files) {
+    if (groupsOf(f) !== want) problems.push(`${f}: rule groups differ from ${source} (run deploy/prometheus/sync.sh)`);
+  }
+  console.log(`rules-sync: ${files.length} copies compared`);
+}
+
 const [cmd, ...args] = process.argv.slice(2);
 if (cmd === 'dashboards') await dashboards(resolve(args[0]));
 else if (cmd === 'k8s') await k8s(args.map((a) => resolve(a)));
-else { console.error('usage: node validate.mjs dashboards <dir> | k8s <file.yaml>...'); process.exit(2); }
+else if (cmd === 'rules') rules(...args.map((a) => resolve(a)));
+else if (cmd === 'rules-sync') rulesSync(resolve(args[0]), args.slice(1).map((a) => resolve(a)));
+else { console.error('usage: node validate.mjs dashboards <dir> | k8s <file.yaml>... | rules <rules> <tests> <runbooks> | rules-sync <rules> <file>...'); process.exit(2); }
 if (problems.length) {
   console.error(problems.join('\n'));
   process.exit(1);

@@ -63,27 +63,36 @@ final class OpsTools {
         Assumptions.abort(message);
     }
 
-    record Result(int exit, String output) {
+    /** Exit code, standard output and standard error of a finished command. */
+    record Result(int exit, String stdout, String stderr) {
+        String output() {
+            return stdout + (stderr.isEmpty() ? "" : "\n[stderr]\n" + stderr);
+        }
+
         Result assertOk(String what) {
-            assertThat(exit).as(what + " exit code; output:\n" + output).isZero();
+            assertThat(exit).as(what + " exit code; output:\n" + output()).isZero();
             return this;
         }
     }
 
-    /** Runs a command to completion (stdout+stderr merged), killing it after {@code timeout}. */
+    /** Runs a command to completion, killing it (by its PID) after {@code timeout}. */
     static Result run(Duration timeout, Path dir, List<String> command) {
         try {
-            Path out = Files.createTempFile("ops-run", ".log");
-            Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
-                    .redirectOutput(out.toFile()).start();
+            Path out = Files.createTempFile("ops-run", ".out");
+            Path err = Files.createTempFile("ops-run", ".err");
+            Process p = new ProcessBuilder(command).directory(dir.toFile())
+                    .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
             try {
                 if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                    fail("timed out after " + timeout + ": " + command + "\n" + Files.readString(out));
+                    fail("timed out after " + timeout + ": " + command + "\n" + Files.readString(out)
+                            + Files.readString(err));
                 }
-                return new Result(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8));
+                return new Result(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8),
+                        Files.readString(err, StandardCharsets.UTF_8));
             } finally {
                 p.destroyForcibly();
                 Files.deleteIfExists(out);
+                Files.deleteIfExists(err);
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -103,6 +112,28 @@ final class OpsTools {
         List<String> cmd = new ArrayList<>(List.of(node.toString(), "validate.mjs"));
         cmd.addAll(List.of(args));
         return run(Duration.ofSeconds(120), NODE_DIR, cmd);
+    }
+
+    /** yamllint with deploy/yamllint.yml on the given files or directories. */
+    static void yamllint(Path... paths) {
+        Path yamllint = require("yamllint", "apt-get install yamllint");
+        List<String> cmd = new ArrayList<>(List.of(yamllint.toString(), "--strict", "-c",
+                ROOT.resolve("deploy/yamllint.yml").toString()));
+        for (Path p : paths) {
+            cmd.add(p.toString());
+        }
+        run(Duration.ofSeconds(60), ROOT, cmd).assertOk("yamllint " + List.of(paths));
+    }
+
+    /** target/ops, where rendered manifests are written for inspection. */
+    static Path outDir() {
+        Path dir = ROOT.resolve("target/ops");
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return dir;
     }
 
     /** A loopback port that was free a moment ago (the caller retries if another process takes it first). */
