@@ -63,7 +63,7 @@ class OpsHelmChartTest {
                 "sidecar.slo.objectives.interactive.itl-quantile=0.99", "sidecar.slo.objectives.batch.e2e=PT120S",
                 "sidecar.metrics.pinned-models=llama-3.1-8b,qwen2.5-7b", "sidecar.upstream.max-connections=1024",
                 "name: QUARKUS_OTEL_EXPORTER_OTLP_ENDPOINT", "name: OTEL_EXPORTER_OTLP_ENDPOINT",
-                "value: \"http://otel-collector.observability.svc:4318\"", "JAVA_OPTS_APPEND",
+                "value: \"http://otel-collector.observability.svc:4318\"", "JAVA_MAX_MEM_RATIO",
                 "ghcr.io/llm-sidecar/llm-sidecar:0.2.0-rc1");
         assertThat(out).doesNotContain("kind: ServiceMonitor", "kind: PrometheusRule", "- name: vllm", "nvidia.com/gpu",
                 "/dev/shm");

@@ -53,4 +53,18 @@ class OpsManifestsTest {
         OpsTools.nodeValidate("k8s", file.toString()).assertOk("kubernetes-models");
         OpsTools.yamllint(file);
     }
+
+    @Test
+    void containerImagesRunAsTheUserTheManifestsExpect() throws Exception {
+        for (String dockerfile : new String[] {"Dockerfile.jvm", "Dockerfile.native"}) {
+            String text = Files.readString(OpsTools.ROOT.resolve("src/main/docker/" + dockerfile));
+            assertThat(text).as(dockerfile).contains("USER 185", "EXPOSE 8080 9000")
+                    .doesNotContain("USER root", "USER 0");
+        }
+        assertThat(Files.readString(OpsTools.ROOT.resolve("src/main/docker/Dockerfile.jvm")))
+                .contains("COPY --chown=185 target/quarkus-app/lib/ /deployments/lib/",
+                        "/deployments/quarkus-run.jar");
+        assertThat(Files.readString(KUSTOMIZE.resolve("deployment.yaml"))).contains("runAsUser: 185");
+        assertThat(Files.readString(OpsTools.ROOT.resolve("charts/llm-sidecar/values.yaml"))).contains("runAsUser: 185");
+    }
 }
