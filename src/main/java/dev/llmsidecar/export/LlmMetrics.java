@@ -70,6 +70,16 @@ public final class LlmMetrics {
                 "Time from a response chunk's arrival from upstream until it was written to the client socket");
     }
 
+    /** Latency bucket bounds in seconds, SLO thresholds included (the OTLP histograms use the same). */
+    public List<Double> latencyBoundsSeconds() {
+        return java.util.Arrays.stream(latencyBuckets).map(d -> d.toNanos() / 1e9).toList();
+    }
+
+    /** Token-count bucket bounds. */
+    public List<Long> tokenBounds() {
+        return java.util.Arrays.stream(tokenBuckets).mapToObj(b -> (long) b).toList();
+    }
+
     /** The model label for a request model name (bounded; see {@link ModelLabels}). */
     public String modelLabel(String model) {
         return models.label(model);

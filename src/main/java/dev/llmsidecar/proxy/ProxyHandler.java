@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.export.LlmMetrics;
 import dev.llmsidecar.export.RequestReporter;
+import dev.llmsidecar.export.otel.RequestTracing;
 import dev.llmsidecar.wire.LlmOperation;
 import dev.llmsidecar.wire.openai.OpenAiChunkParser;
 import dev.llmsidecar.wire.openai.OpenAiRequestInspector;
@@ -33,9 +34,15 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
     final UpstreamTarget target;
     final OpenAiRequestInspector inspector;
     final OpenAiChunkParser chunkParser;
+    final RequestTracing tracing;
 
     public ProxyHandler(Vertx vertx, SidecarConfig config, RequestReporter reporter) {
+        this(vertx, config, reporter, RequestTracing.OFF);
+    }
+
+    public ProxyHandler(Vertx vertx, SidecarConfig config, RequestReporter reporter, RequestTracing tracing) {
         this.vertx = vertx;
+        this.tracing = tracing;
         this.config = config;
         this.reporter = reporter;
         this.metrics = reporter.metrics();

@@ -25,7 +25,7 @@ public class ProxyRoute {
     void install(@Observes Router router, Vertx vertx, SidecarConfig config, TelemetryProducer producer) {
         SidecarTelemetry telemetry = producer.telemetry();
         this.vertx = vertx;
-        handler = new ProxyHandler(vertx, config, telemetry.reporter());
+        handler = new ProxyHandler(vertx, config, telemetry.reporter(), telemetry.tracing());
         router.route().order(Integer.MIN_VALUE).handler(rc -> handler.handle(rc.request()));
         sampler = vertx.setPeriodic(QUEUE_SAMPLE_MILLIS, id -> telemetry.metrics().sampleQueueDepth());
     }
