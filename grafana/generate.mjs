@@ -173,6 +173,16 @@ const dashboards = [
         t(`sum(rate(llm_sidecar_usage_chunks_stripped_total{${SEL}}[${RI}]))`, 'usage chunks stripped'),
         t(`sum by (source) (rate(llm_sidecar_output_token_source_total{${SEL}}[${RI}]))`, 'tokens from {{source}}'),
       ]),
+      ts('OTLP export (when otlp.endpoint is set)', 'ops', [
+        t(`sum(rate(llm_sidecar_otlp_spans_exported_total{${SEL}}[${RI}]))`, 'spans exported'),
+        t(`sum by (reason) (rate(llm_sidecar_otlp_spans_dropped_total{${SEL}}[${RI}]))`, 'spans dropped: {{reason}}'),
+        t(`sum(rate(llm_sidecar_otlp_metric_points_exported_total{${SEL}}[${RI}]))`, 'metric points exported'),
+        t(`sum(rate(llm_sidecar_otlp_metric_points_dropped_total{${SEL}}[${RI}]))`, 'metric points dropped'),
+      ], { description: 'Telemetry never blocks traffic: when the collector is slow or down, spans are dropped and counted here (docs/otel.md).' }),
+      ts('OTLP span queue', 'short', [
+        t(`max by (pod) (llm_sidecar_otlp_span_queue_size{${SEL}})`, 'queued {{pod}}'),
+        t(`max by (pod) (llm_sidecar_otlp_span_queue_capacity{${SEL}})`, 'capacity {{pod}}'),
+      ]),
       ts('JVM heap used', 'bytes', [t(`sum by (pod) (jvm_memory_used_bytes{${SEL}, area="heap"})`, '{{pod}}')]),
       ts('CPU (process)', 'percentunit', [t(`max by (pod) (process_cpu_usage{${SEL}})`, '{{pod}}')]),
       ts('GC pause time', 's', [t(`sum by (pod) (rate(jvm_gc_pause_seconds_sum{${SEL}}[${RI}]))`, '{{pod}}')]),

@@ -4,13 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.llmsidecar.engine.EngineMetricsScraper;
 import dev.llmsidecar.sim.EngineBehaviour;
+import dev.llmsidecar.support.OtlpReceiver;
 import dev.llmsidecar.support.ProxyFixture;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
 import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
 import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.prometheus.client.exporter.common.TextFormat;
 import io.vertx.core.Context;
+import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpClientOptions;
@@ -44,7 +47,9 @@ import org.junit.jupiter.api.io.TempDir;
  * End to end: a real Prometheus (Debian's binary) scrapes the sidecar (the real ProxyHandler, telemetry, engine
  * scraper and JVM binders, served on a loopback management endpoint) in front of the simulated vLLM-like engine,
  * evaluating the shipped deploy/prometheus/rules.yml unchanged. Traffic runs a healthy phase, then a degraded one
- * (slow prefill, slow decode, 500s, broken streams, client cancels, a non-JSON body).
+ * (slow prefill, slow decode, 500s, broken streams, client cancels, a non-JSON body). OTLP export goes to a local
+ * receiver, so the OTLP self-metrics have data and the latency histograms carry trace-id exemplars (checked in the
+ * OpenMetrics form; Prometheus scrapes the 0.0.4 text format here, see the management handler).
  *
  * <p>Alert windows: the rules are used as shipped, with their real 5m/30m/1h/6h/3d windows. The test's whole history
  * is about a minute, so every window covers all of it: after the healthy phase the fast-burn page must be silent,
@@ -87,7 +92,14 @@ class OpsEndToEndTest {
         config.put("sidecar.windows.drift-baseline", "PT30S");
         config.put("sidecar.windows.drift-min-samples", "5");
 
-        try (ProxyFixture f = new ProxyFixture(engine, config)) {
+        // OTLP on, to a local receiver: spans give the latency histograms trace-id exemplars, and the OTLP
+        // self-metrics of the health dashboard have data
+        Vertx otlpVertx = Vertx.vertx();
+        OtlpReceiver receiver = new OtlpReceiver(otlpVertx);
+        Map<String, String> otel = Map.of("otel.exporter.otlp.endpoint", receiver.endpoint(),
+                "otel.exporter.otlp.protocol", "http/protobuf", "otel.metric.export.interval", "1000",
+                "otel.bsp.schedule.delay", "200");
+        try (receiver; ProxyFixture f = new ProxyFixture(engine, config, null, otel)) {
             // what the Quarkus application adds around the proxy: JVM/process binders, the engine scraper and the
             // queue-depth sampler (ProxyRoute), and the management endpoint that serves /q/metrics
             new JvmMemoryMetrics().bindTo(f.registry);
@@ -102,8 +114,11 @@ class OpsEndToEndTest {
             ProxyFixture.await(scraper.start());
             long sampler = f.vertx.setPeriodic(250, id -> f.telemetry.metrics().sampleQueueDepth());
             HttpServer management = f.vertx.createHttpServer(new HttpServerOptions().setHost("127.0.0.1").setPort(0));
+            // Text format 0.0.4, not OpenMetrics: with tracing on, the OpenMetrics scrape carries exemplars on
+            // histogram _count lines, and Prometheus before 2.43 (Debian 12 ships 2.42) then rejects the whole
+            // scrape ("metric name ..._count does not support exemplars"). See docs/deployment.md.
             management.requestHandler(req -> req.response()
-                    .putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8").end(f.registry.scrape()));
+                    .putHeader("content-type", TextFormat.CONTENT_TYPE_004).end(f.registry.scrape()));
             int managementPort = ProxyFixture.await(management.listen()).actualPort();
             System.gc(); // so jvm_gc_pause_seconds has a sample
 
@@ -125,6 +140,11 @@ class OpsEndToEndTest {
             try (PrometheusServer prom = PrometheusServer.start(prometheusBinary, tmp, promConfig)) {
                 traffic.start();
                 sleep(HEALTHY);
+                // for diagnosis: the OpenMetrics form, with trace-id exemplars (not what Prometheus scrapes here)
+                String openMetrics = f.registry.scrape(TextFormat.CONTENT_TYPE_OPENMETRICS_100);
+                Files.writeString(OpsTools.outDir().resolve("e2e-scrape.openmetrics.txt"), openMetrics);
+                assertThat(openMetrics).containsPattern(
+                        "gen_ai_server_time_to_first_token_seconds_bucket\\{.*\\} \\S+ # \\{.*trace_id=\"[0-9a-f]{32}\"");
                 waitForScrapes(prom);
 
                 // healthy: data flows, burn rate low, no page
@@ -168,6 +188,8 @@ class OpsEndToEndTest {
                 ProxyFixture.await(management.close());
                 gc.close();
             }
+        } finally {
+            ProxyFixture.await(otlpVertx.close());
         }
     }
 
@@ -284,7 +306,8 @@ class OpsEndToEndTest {
             }
             Thread.sleep(250);
         }
-        throw new AssertionError("no burn-rate sample after 30 s; prometheus log:\n" + prom.log());
+        throw new AssertionError("no burn-rate sample after 30 s; targets: " + prom.api("/api/v1/targets")
+                + "\nprometheus log:\n" + prom.log());
     }
 
     static void sleep(Duration d) throws InterruptedException {

@@ -39,7 +39,7 @@ class OpsHelmChartTest {
                 "path: /q/health/ready", "path: /q/health/live", "path: /q/metrics", "replacement: llm-sidecar",
                 "readOnlyRootFilesystem: true", "runAsNonRoot: true",
                 "image: \"ghcr.io/llm-sidecar/llm-sidecar:0.1.0\"");
-        assertThat(out).doesNotContain("OTEL_EXPORTER_OTLP_ENDPOINT");
+        assertThat(out).doesNotContain("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SDK_DISABLED");
         assertThat(out.indexOf("- name: llm-sidecar")).isLessThan(out.indexOf("- name: vllm"));
 
         OpsTools.nodeValidate("k8s", file.toString()).assertOk("kubernetes-models");
@@ -63,7 +63,9 @@ class OpsHelmChartTest {
                 "sidecar.slo.objectives.interactive.itl-quantile=0.99", "sidecar.slo.objectives.batch.e2e=PT120S",
                 "sidecar.metrics.pinned-models=llama-3.1-8b,qwen2.5-7b", "sidecar.upstream.max-connections=1024",
                 "name: QUARKUS_OTEL_EXPORTER_OTLP_ENDPOINT", "name: OTEL_EXPORTER_OTLP_ENDPOINT",
-                "value: \"http://otel-collector.observability.svc:4318\"", "JAVA_MAX_MEM_RATIO",
+                "value: \"http://otel-collector.observability.svc:4318\"", "name: OTEL_EXPORTER_OTLP_PROTOCOL",
+                "value: \"http/protobuf\"", "name: OTEL_EXPORTER_OTLP_HEADERS", "name: otlp-auth",
+                "name: OTEL_SERVICE_NAME", "value: \"shared-llm-sidecar\"", "JAVA_MAX_MEM_RATIO",
                 "ghcr.io/llm-sidecar/llm-sidecar:0.2.0-rc1");
         assertThat(out).doesNotContain("kind: ServiceMonitor", "kind: PrometheusRule", "- name: vllm", "nvidia.com/gpu",
                 "/dev/shm");
@@ -74,6 +76,13 @@ class OpsHelmChartTest {
                 .set("prometheusRules.runbookBaseUrl", "https://runbooks.example.com/llm.md").call();
         assertThat(rules).contains("runbook_url: https://runbooks.example.com/llm.md#llmsidecarsloburnratefast")
                 .doesNotContain("github.com/llm-sidecar/llm-sidecar/blob/main/docs/runbooks.md");
+    }
+
+    @Test
+    void exemplarsWithoutExportTurnsTheSdkOnWithoutExporters() {
+        String out = new Helm(CHART).template().withName("x").set("otlp.exemplarsWithoutExport", "true").call();
+        assertThat(out).contains("name: OTEL_SDK_DISABLED", "name: OTEL_TRACES_EXPORTER")
+                .doesNotContain("OTEL_EXPORTER_OTLP_ENDPOINT");
     }
 
     @Test
