@@ -3,6 +3,7 @@ package dev.llmsidecar.ops;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.llmsidecar.engine.EngineMetricsScraper;
+import dev.llmsidecar.export.MetricsScrape;
 import dev.llmsidecar.sim.EngineBehaviour;
 import dev.llmsidecar.support.OtlpReceiver;
 import dev.llmsidecar.support.ProxyFixture;
@@ -48,8 +49,8 @@ import org.junit.jupiter.api.io.TempDir;
  * scraper and JVM binders, served on a loopback management endpoint) in front of the simulated vLLM-like engine,
  * evaluating the shipped deploy/prometheus/rules.yml unchanged. Traffic runs a healthy phase, then a degraded one
  * (slow prefill, slow decode, 500s, broken streams, client cancels, a non-JSON body). OTLP export goes to a local
- * receiver, so the OTLP self-metrics have data and the latency histograms carry trace-id exemplars (checked in the
- * OpenMetrics form; Prometheus scrapes the 0.0.4 text format here, see the management handler).
+ * receiver, so the OTLP self-metrics have data and the latency histograms carry trace-id exemplars (Prometheus scrapes
+ * the OpenMetrics form and must store them, pointing to spans the receiver got).
  *
  * <p>Alert windows: the rules are used as shipped, with their real 5m/30m/1h/6h/3d windows. The test's whole history
  * is about a minute, so every window covers all of it: after the healthy phase the fast-burn page must be silent,
@@ -114,11 +115,11 @@ class OpsEndToEndTest {
             ProxyFixture.await(scraper.start());
             long sampler = f.vertx.setPeriodic(250, id -> f.telemetry.metrics().sampleQueueDepth());
             HttpServer management = f.vertx.createHttpServer(new HttpServerOptions().setHost("127.0.0.1").setPort(0));
-            // Text format 0.0.4, not OpenMetrics: with tracing on, the OpenMetrics scrape carries exemplars on
-            // histogram _count lines, and Prometheus before 2.43 (Debian 12 ships 2.42) then rejects the whole
-            // scrape ("metric name ..._count does not support exemplars"). See docs/deployment.md.
-            management.requestHandler(req -> req.response()
-                    .putHeader("content-type", TextFormat.CONTENT_TYPE_004).end(f.registry.scrape()));
+            // content negotiation as on /q/metrics: Prometheus asks for OpenMetrics (exemplars) first
+            management.requestHandler(req -> {
+                MetricsScrape.Rendered scrape = MetricsScrape.render(f.registry, req.getHeader("accept"));
+                req.response().putHeader("content-type", scrape.contentType()).end(scrape.body());
+            });
             int managementPort = ProxyFixture.await(management.listen()).actualPort();
             System.gc(); // so jvm_gc_pause_seconds has a sample
 
@@ -140,12 +141,26 @@ class OpsEndToEndTest {
             try (PrometheusServer prom = PrometheusServer.start(prometheusBinary, tmp, promConfig)) {
                 traffic.start();
                 sleep(HEALTHY);
-                // for diagnosis: the OpenMetrics form, with trace-id exemplars (not what Prometheus scrapes here)
+                // for diagnosis: the OpenMetrics form, with trace-id exemplars
                 String openMetrics = f.registry.scrape(TextFormat.CONTENT_TYPE_OPENMETRICS_100);
                 Files.writeString(OpsTools.outDir().resolve("e2e-scrape.openmetrics.txt"), openMetrics);
                 assertThat(openMetrics).containsPattern(
                         "gen_ai_server_time_to_first_token_seconds_bucket\\{.*\\} \\S+ # \\{.*trace_id=\"[0-9a-f]{32}\"");
                 waitForScrapes(prom);
+                // Prometheus stored the bucket exemplars, and they name spans the OTLP receiver got
+                f.telemetry.otel().flush();
+                JsonArray exemplars = prom.api("/api/v1/query_exemplars?query="
+                        + URLEncoder.encode("gen_ai_server_time_to_first_token_seconds_bucket", StandardCharsets.UTF_8)
+                        + "&start=" + (System.currentTimeMillis() / 1000 - 300) + "&end="
+                        + (System.currentTimeMillis() / 1000 + 60)).getJsonArray("data");
+                List<String> exemplarTraces = new ArrayList<>();
+                exemplars.forEach(series -> ((JsonObject) series).getJsonArray("exemplars").forEach(
+                        e -> exemplarTraces.add(((JsonObject) e).getJsonObject("labels").getString("trace_id"))));
+                assertThat(exemplarTraces).as("stored TTFT exemplars: " + exemplars).isNotEmpty();
+                java.util.Set<String> spanTraces = new java.util.HashSet<>();
+                receiver.spans().forEach(s -> spanTraces.add(java.util.HexFormat.of().formatHex(s.getTraceId().toByteArray())));
+                // (requests still running have an exemplar but no exported span yet)
+                assertThat(exemplarTraces).anyMatch(spanTraces::contains);
 
                 // healthy: data flows, burn rate low, no page
                 assertThat(single(prom, "up{job=\"llm-sidecar\"}")).isEqualTo(1.0);

@@ -1,6 +1,7 @@
 package dev.llmsidecar.export.otel;
 
 import io.prometheus.client.exemplars.DefaultExemplarSampler;
+import io.prometheus.client.exemplars.Exemplar;
 import io.prometheus.client.exemplars.ExemplarSampler;
 import io.prometheus.client.exemplars.tracer.otel.OpenTelemetrySpanContextSupplier;
 import jakarta.annotation.Priority;
@@ -18,7 +19,24 @@ import java.util.Optional;
 public class TraceExemplars {
 
     public static ExemplarSampler sampler() {
-        return new DefaultExemplarSampler(new OpenTelemetrySpanContextSupplier());
+        return new BucketsOnly(new DefaultExemplarSampler(new OpenTelemetrySpanContextSupplier()));
+    }
+
+    /**
+     * Exemplars on histogram buckets only: dashboards link to traces from latency buckets, and an exemplar on every
+     * counter increment would cost time on the event loop for nothing. (Micrometer still copies the last bucket
+     * exemplar onto each {@code _count} line; {@link dev.llmsidecar.export.MetricsScrape} removes those.)
+     */
+    private record BucketsOnly(ExemplarSampler delegate) implements ExemplarSampler {
+        @Override
+        public Exemplar sample(double increment, Exemplar previous) {
+            return null;
+        }
+
+        @Override
+        public Exemplar sample(double value, double bucketFrom, double bucketTo, Exemplar previous) {
+            return delegate.sample(value, bucketFrom, bucketTo, previous);
+        }
     }
 
     @Produces
