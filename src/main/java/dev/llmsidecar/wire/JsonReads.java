@@ -1,13 +1,105 @@
 package dev.llmsidecar.wire;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
 
-/** Small helpers for Jackson's streaming parser: read a value of the expected type or skip it. */
+/**
+ * Small helpers for Jackson's streaming parser: read a value of the expected type or skip it, and walk the
+ * members of an object, so that each format's parser only says which members it wants.
+ */
 public final class JsonReads {
 
     private JsonReads() {
+    }
+
+    /** Reads one member of an object: the parser is on its value {@code v} and must be left on its last token. */
+    @FunctionalInterface
+    public interface MemberReader {
+        void member(JsonParser p, String name, JsonToken v) throws IOException;
+    }
+
+    /**
+     * Parses bytes that hold one JSON object, handing each member to {@code reader}.
+     *
+     * @param nothingAfter also reject bytes after the object (an NDJSON line holds exactly one)
+     * @return false when the bytes are not one object (another value, malformed or truncated)
+     */
+    public static boolean parseObject(JsonFactory json, byte[] bytes, int offset, int length, boolean nothingAfter,
+            MemberReader reader) {
+        try (JsonParser p = json.createParser(bytes, offset, length)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                return false;
+            }
+            readMembers(p, reader);
+            return p.currentToken() == JsonToken.END_OBJECT && (!nothingAfter || p.nextToken() == null);
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
+    /** Hands each member of the object {@code v} opens to {@code reader}; a value of another type is skipped. */
+    public static boolean members(JsonParser p, JsonToken v, MemberReader reader) throws IOException {
+        if (v != JsonToken.START_OBJECT) {
+            p.skipChildren();
+            return false;
+        }
+        readMembers(p, reader);
+        return true;
+    }
+
+    /**
+     * Hands each member of each object in the array {@code v} opens to {@code reader}; other elements, and a
+     * value that is not an array, are skipped.
+     */
+    public static void elementMembers(JsonParser p, JsonToken v, MemberReader reader) throws IOException {
+        if (v != JsonToken.START_ARRAY) {
+            p.skipChildren();
+            return;
+        }
+        JsonToken t;
+        while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
+            if (t != JsonToken.START_OBJECT) {
+                p.skipChildren();
+                continue;
+            }
+            readMembers(p, reader);
+        }
+    }
+
+    /** The string member {@code wanted} of the object {@code v} opens (the last one if repeated), or null. */
+    public static String stringMember(JsonParser p, JsonToken v, String wanted) throws IOException {
+        String[] value = {null};
+        members(p, v, (q, name, t) -> {
+            if (wanted.equals(name)) {
+                value[0] = string(q, t);
+            } else {
+                q.skipChildren();
+            }
+        });
+        return value[0];
+    }
+
+    /** The integer member {@code wanted} of the object {@code v} opens (the last one if repeated), or -1. */
+    public static long longMember(JsonParser p, JsonToken v, String wanted) throws IOException {
+        long[] value = {-1};
+        members(p, v, (q, name, t) -> {
+            if (wanted.equals(name)) {
+                value[0] = longValue(q, t);
+            } else {
+                q.skipChildren();
+            }
+        });
+        return value[0];
+    }
+
+    /** Members up to the end of the object whose START_OBJECT the parser is on. */
+    private static void readMembers(JsonParser p, MemberReader reader) throws IOException {
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String name = p.currentName();
+            reader.member(p, name, p.nextToken());
+        }
     }
 
     /** An integer value, or -1 (the value is skipped when of another type). */
