@@ -28,18 +28,8 @@ final class EmbeddingsDialect implements SimDialect {
     }
 
     @Override
-    public List<String> prelude(SimTurn t) {
-        return List.of();
-    }
-
-    @Override
     public String token(SimTurn t, int sentBefore, int n, String text, boolean reasoning) {
         return "";
-    }
-
-    @Override
-    public List<String> end(SimTurn t, SimTimes times) {
-        return List.of();
     }
 
     @Override
