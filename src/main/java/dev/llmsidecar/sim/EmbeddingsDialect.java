@@ -2,7 +2,6 @@ package dev.llmsidecar.sim;
 
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.util.List;
 
 /** OpenAI /v1/embeddings: never streamed, no output tokens; answered after the prefill time. */
 final class EmbeddingsDialect implements SimDialect {

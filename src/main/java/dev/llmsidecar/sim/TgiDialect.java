@@ -2,7 +2,6 @@ package dev.llmsidecar.sim;
 
 import io.vertx.core.MultiMap;
 import io.vertx.core.json.JsonObject;
-import java.util.List;
 
 /**
  * TGI /generate_stream (SSE "data:" without a space, one token per event, details on the last) and /generate

@@ -20,22 +20,37 @@ public final class JsonReads {
         void member(JsonParser p, String name, JsonToken v) throws IOException;
     }
 
+    /** Reads one value: the parser is on its first token {@code v} and must be left on its last. */
+    @FunctionalInterface
+    public interface ValueReader<T> {
+        T read(JsonParser p, JsonToken v) throws IOException;
+    }
+
+    /** Collects the members of one parsed object, then builds what they say. */
+    public interface ObjectReader<T> extends MemberReader {
+        T build();
+    }
+
     /**
      * Parses bytes that hold one JSON object, handing each member to {@code reader}.
      *
      * @param nothingAfter also reject bytes after the object (an NDJSON line holds exactly one)
-     * @return false when the bytes are not one object (another value, malformed or truncated)
+     * @return what {@code reader} built, or null when the bytes are not one object (another value, malformed or
+     *     truncated)
      */
-    public static boolean parseObject(JsonFactory json, byte[] bytes, int offset, int length, boolean nothingAfter,
-            MemberReader reader) {
+    public static <T> T parseObject(JsonFactory json, byte[] bytes, int offset, int length, boolean nothingAfter,
+            ObjectReader<T> reader) {
         try (JsonParser p = json.createParser(bytes, offset, length)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
-                return false;
+                return null;
             }
             readMembers(p, reader);
-            return p.currentToken() == JsonToken.END_OBJECT && (!nothingAfter || p.nextToken() == null);
+            if (p.currentToken() != JsonToken.END_OBJECT || (nothingAfter && p.nextToken() != null)) {
+                return null;
+            }
+            return reader.build();
         } catch (IOException | RuntimeException e) {
-            return false;
+            return null;
         }
     }
 
@@ -47,6 +62,11 @@ public final class JsonReads {
         }
         readMembers(p, reader);
         return true;
+    }
+
+    /** The object {@code v} opens, as {@code reader} builds it; null for a value of another type (skipped). */
+    public static <T> T object(JsonParser p, JsonToken v, ObjectReader<T> reader) throws IOException {
+        return members(p, v, reader) ? reader.build() : null;
     }
 
     /**
@@ -68,30 +88,39 @@ public final class JsonReads {
         }
     }
 
-    /** The string member {@code wanted} of the object {@code v} opens (the last one if repeated), or null. */
-    public static String stringMember(JsonParser p, JsonToken v, String wanted) throws IOException {
-        String[] value = {null};
-        members(p, v, (q, name, t) -> {
+    /**
+     * The member {@code wanted} of the object {@code v} opens, as {@code read} reads it (the last one if
+     * repeated), or {@code absent}.
+     */
+    public static <T> T member(JsonParser p, JsonToken v, String wanted, T absent, ValueReader<T> read)
+            throws IOException {
+        if (v != JsonToken.START_OBJECT) {
+            p.skipChildren();
+            return absent;
+        }
+        T value = absent;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String name = p.currentName();
+            JsonToken t = p.nextToken();
             if (wanted.equals(name)) {
-                value[0] = string(q, t);
+                value = read.read(p, t);
             } else {
-                q.skipChildren();
+                p.skipChildren();
             }
-        });
-        return value[0];
+        }
+        return value;
     }
 
-    /** The integer member {@code wanted} of the object {@code v} opens (the last one if repeated), or -1. */
-    public static long longMember(JsonParser p, JsonToken v, String wanted) throws IOException {
-        long[] value = {-1};
-        members(p, v, (q, name, t) -> {
-            if (wanted.equals(name)) {
-                value[0] = longValue(q, t);
-            } else {
-                q.skipChildren();
-            }
-        });
-        return value[0];
+    /** True when the value is not null (an {@code error} member that is present); the value is skipped. */
+    public static boolean nonNull(JsonParser p, JsonToken v) throws IOException {
+        p.skipChildren();
+        return v != JsonToken.VALUE_NULL;
+    }
+
+    /** True when the value is an object; it is skipped either way. */
+    public static boolean isObject(JsonParser p, JsonToken v) throws IOException {
+        p.skipChildren();
+        return v == JsonToken.START_OBJECT;
     }
 
     /** Members up to the end of the object whose START_OBJECT the parser is on. */

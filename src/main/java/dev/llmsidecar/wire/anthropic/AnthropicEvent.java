@@ -25,11 +25,10 @@ record AnthropicEvent(String type, boolean answerDelta, boolean thinkingDelta, S
     }
 
     static AnthropicEvent parse(JsonFactory json, byte[] bytes, int offset, int length) {
-        Reader r = new Reader();
-        return JsonReads.parseObject(json, bytes, offset, length, false, r::member) ? r.build() : null;
+        return JsonReads.parseObject(json, bytes, offset, length, false, new Reader());
     }
 
-    private static final class Reader {
+    private static final class Reader implements JsonReads.ObjectReader<AnthropicEvent> {
         String type;
         boolean answer;
         boolean thinking;
@@ -37,12 +36,13 @@ record AnthropicEvent(String type, boolean answerDelta, boolean thinkingDelta, S
         Counts usage;
         boolean toolUse;
 
-        void member(JsonParser p, String name, JsonToken v) throws IOException {
+        @Override
+        public void member(JsonParser p, String name, JsonToken v) throws IOException {
             switch (name) {
                 case "type" -> type = JsonReads.string(p, v);
                 case "message" -> JsonReads.members(p, v, this::messageMember);
                 case "delta" -> JsonReads.members(p, v, this::deltaMember);
-                case "usage" -> usage = readUsage(p, v);
+                case "usage" -> usage = JsonReads.object(p, v, new CountsReader());
                 case "stop_reason" -> stopReason = JsonReads.string(p, v);
                 case "content" -> {
                     toolUse = false;
@@ -54,7 +54,7 @@ record AnthropicEvent(String type, boolean answerDelta, boolean thinkingDelta, S
 
         private void messageMember(JsonParser p, String name, JsonToken v) throws IOException {
             if ("usage".equals(name)) {
-                usage = readUsage(p, v);
+                usage = JsonReads.object(p, v, new CountsReader());
             } else {
                 p.skipChildren();
             }
@@ -77,23 +77,20 @@ record AnthropicEvent(String type, boolean answerDelta, boolean thinkingDelta, S
             }
         }
 
-        AnthropicEvent build() {
+        @Override
+        public AnthropicEvent build() {
             return new AnthropicEvent(type, answer, thinking, stopReason, usage, toolUse);
         }
     }
 
-    private static Counts readUsage(JsonParser p, JsonToken v) throws IOException {
-        CountsReader c = new CountsReader();
-        return JsonReads.members(p, v, c::member) ? c.build() : null;
-    }
-
-    private static final class CountsReader {
+    private static final class CountsReader implements JsonReads.ObjectReader<Counts> {
         long input = -1;
         long output = -1;
         long cacheRead = -1;
         long cacheCreation = -1;
 
-        void member(JsonParser p, String name, JsonToken v) throws IOException {
+        @Override
+        public void member(JsonParser p, String name, JsonToken v) throws IOException {
             switch (name) {
                 case "input_tokens" -> input = JsonReads.longValue(p, v);
                 case "output_tokens" -> output = JsonReads.longValue(p, v);
@@ -103,7 +100,8 @@ record AnthropicEvent(String type, boolean answerDelta, boolean thinkingDelta, S
             }
         }
 
-        Counts build() {
+        @Override
+        public Counts build() {
             return new Counts(input, output, cacheRead, cacheCreation);
         }
     }

@@ -40,11 +40,10 @@ record LlamaCppChunk(boolean token, boolean stop, boolean error, String finishRe
     }
 
     static LlamaCppChunk parse(JsonFactory json, byte[] bytes, int offset, int length) {
-        Reader r = new Reader();
-        return JsonReads.parseObject(json, bytes, offset, length, false, r::member) ? r.build() : null;
+        return JsonReads.parseObject(json, bytes, offset, length, false, new Reader());
     }
 
-    private static final class Reader {
+    private static final class Reader implements JsonReads.ObjectReader<LlamaCppChunk> {
         boolean token;
         boolean stop;
         boolean error;
@@ -60,15 +59,13 @@ record LlamaCppChunk(boolean token, boolean stop, boolean error, String finishRe
         double predictedMs = -1;
         boolean timings;
 
-        void member(JsonParser p, String name, JsonToken v) throws IOException {
+        @Override
+        public void member(JsonParser p, String name, JsonToken v) throws IOException {
             switch (name) {
                 case "content" -> token |= JsonReads.nonEmptyString(p, v);
                 case "tokens" -> token |= JsonReads.nonEmptyContainer(p, v);
                 case "stop" -> stop = v == JsonToken.VALUE_TRUE;
-                case "error" -> {
-                    error = v != JsonToken.VALUE_NULL;
-                    p.skipChildren();
-                }
+                case "error" -> error = JsonReads.nonNull(p, v);
                 case "stop_type" -> stopType = JsonReads.string(p, v);
                 case "stopped_eos", "stopped_word" -> stoppedStop |= v == JsonToken.VALUE_TRUE;
                 case "stopped_limit" -> stoppedLimit |= v == JsonToken.VALUE_TRUE;
@@ -90,7 +87,8 @@ record LlamaCppChunk(boolean token, boolean stop, boolean error, String finishRe
             }
         }
 
-        LlamaCppChunk build() {
+        @Override
+        public LlamaCppChunk build() {
             String finish = FinishReason.llamaCpp(stopType);
             if (finish == null && stop) {
                 finish = stoppedLimit ? FinishReason.LENGTH : stoppedStop ? FinishReason.STOP : null;

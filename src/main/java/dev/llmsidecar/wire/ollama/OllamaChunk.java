@@ -48,11 +48,10 @@ record OllamaChunk(boolean answer, boolean thinking, boolean toolCalls, boolean 
     }
 
     static OllamaChunk parse(JsonFactory json, byte[] bytes, int offset, int length) {
-        Reader r = new Reader();
-        return JsonReads.parseObject(json, bytes, offset, length, true, r::member) ? r.build() : null;
+        return JsonReads.parseObject(json, bytes, offset, length, true, new Reader());
     }
 
-    private static final class Reader {
+    private static final class Reader implements JsonReads.ObjectReader<OllamaChunk> {
         boolean answer;
         boolean thinking;
         boolean toolCalls;
@@ -65,16 +64,14 @@ record OllamaChunk(boolean answer, boolean thinking, boolean toolCalls, boolean 
         long promptEval = -1;
         long eval = -1;
 
-        void member(JsonParser p, String name, JsonToken v) throws IOException {
+        @Override
+        public void member(JsonParser p, String name, JsonToken v) throws IOException {
             switch (name) {
                 case "response" -> answer |= JsonReads.nonEmptyString(p, v);
                 case "thinking" -> thinking |= JsonReads.nonEmptyString(p, v);
                 case "message" -> JsonReads.members(p, v, this::messageMember);
                 case "done" -> done = v == JsonToken.VALUE_TRUE;
-                case "error" -> {
-                    error = v != JsonToken.VALUE_NULL;
-                    p.skipChildren();
-                }
+                case "error" -> error = JsonReads.nonNull(p, v);
                 case "done_reason" -> doneReason = JsonReads.string(p, v);
                 case "prompt_eval_count" -> promptEvalCount = JsonReads.longValue(p, v);
                 case "eval_count" -> evalCount = JsonReads.longValue(p, v);
@@ -94,7 +91,8 @@ record OllamaChunk(boolean answer, boolean thinking, boolean toolCalls, boolean 
             }
         }
 
-        OllamaChunk build() {
+        @Override
+        public OllamaChunk build() {
             ServerTimings timings = load < 0 && promptEval < 0 && eval < 0 ? null
                     : new ServerTimings(-1, load, promptEval, eval);
             return new OllamaChunk(answer || toolCalls, thinking, toolCalls, done, error, doneReason,

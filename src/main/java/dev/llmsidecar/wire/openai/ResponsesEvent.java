@@ -75,27 +75,28 @@ record ResponsesEvent(String type, boolean deltaNonEmpty, Response response) {
 
     /** Parses one event or response body; null when it is not a JSON object. */
     static ResponsesEvent parse(JsonFactory json, byte[] bytes, int offset, int length) {
-        EventReader r = new EventReader();
-        return JsonReads.parseObject(json, bytes, offset, length, false, r::member) ? r.build() : null;
+        return JsonReads.parseObject(json, bytes, offset, length, false, new EventReader());
     }
 
     /** An event's own members; the others may be those of a non-streaming response body. */
-    private static final class EventReader {
+    private static final class EventReader implements JsonReads.ObjectReader<ResponsesEvent> {
         String type;
         boolean delta;
         Response response;
         final ResponseReader body = new ResponseReader();
 
-        void member(JsonParser p, String name, JsonToken v) throws IOException {
+        @Override
+        public void member(JsonParser p, String name, JsonToken v) throws IOException {
             switch (name) {
                 case "type" -> type = JsonReads.string(p, v);
                 case "delta" -> delta = JsonReads.nonEmptyString(p, v);
-                case "response" -> response = readResponse(p, v);
+                case "response" -> response = JsonReads.object(p, v, new ResponseReader());
                 default -> body.member(p, name, v);
             }
         }
 
-        ResponsesEvent build() {
+        @Override
+        public ResponsesEvent build() {
             if (response == null && "response".equals(body.object)) {
                 response = body.build(); // a non-streaming response body
             }
@@ -103,13 +104,8 @@ record ResponsesEvent(String type, boolean deltaNonEmpty, Response response) {
         }
     }
 
-    private static Response readResponse(JsonParser p, JsonToken v) throws IOException {
-        ResponseReader r = new ResponseReader();
-        return JsonReads.members(p, v, r::member) ? r.build() : null;
-    }
-
     /** Collects the members of a response object that matter. */
-    private static final class ResponseReader {
+    private static final class ResponseReader implements JsonReads.ObjectReader<Response> {
         String object;
         String status;
         String incompleteReason;
@@ -117,20 +113,19 @@ record ResponsesEvent(String type, boolean deltaNonEmpty, Response response) {
         boolean functionCall;
         Usage usage;
 
-        void member(JsonParser p, String name, JsonToken v) throws IOException {
+        @Override
+        public void member(JsonParser p, String name, JsonToken v) throws IOException {
             switch (name) {
                 case "object" -> object = JsonReads.string(p, v);
                 case "status" -> status = JsonReads.string(p, v);
-                case "error" -> {
-                    error = v == JsonToken.START_OBJECT;
-                    p.skipChildren();
-                }
-                case "incomplete_details" -> incompleteReason = JsonReads.stringMember(p, v, "reason");
+                case "error" -> error = JsonReads.isObject(p, v);
+                case "incomplete_details" ->
+                        incompleteReason = JsonReads.member(p, v, "reason", null, JsonReads::string);
                 case "output" -> {
                     functionCall = false;
                     JsonReads.elementMembers(p, v, this::outputItemMember);
                 }
-                case "usage" -> usage = readUsage(p, v);
+                case "usage" -> usage = JsonReads.object(p, v, new UsageReader());
                 default -> p.skipChildren();
             }
         }
@@ -144,31 +139,30 @@ record ResponsesEvent(String type, boolean deltaNonEmpty, Response response) {
             }
         }
 
-        Response build() {
+        @Override
+        public Response build() {
             return new Response(status, incompleteReason, error, functionCall, usage);
         }
     }
 
-    private static Usage readUsage(JsonParser p, JsonToken v) throws IOException {
-        UsageReader u = new UsageReader();
-        return JsonReads.members(p, v, u::member) ? u.build() : null;
-    }
-
-    private static final class UsageReader {
+    private static final class UsageReader implements JsonReads.ObjectReader<Usage> {
         long input = -1;
         long output = -1;
         long cached = -1;
 
-        void member(JsonParser p, String name, JsonToken v) throws IOException {
+        @Override
+        public void member(JsonParser p, String name, JsonToken v) throws IOException {
             switch (name) {
                 case "input_tokens" -> input = JsonReads.longValue(p, v);
                 case "output_tokens" -> output = JsonReads.longValue(p, v);
-                case "input_tokens_details" -> cached = JsonReads.longMember(p, v, "cached_tokens");
+                case "input_tokens_details" ->
+                        cached = JsonReads.member(p, v, "cached_tokens", -1L, JsonReads::longValue);
                 default -> p.skipChildren();
             }
         }
 
-        Usage build() {
+        @Override
+        public Usage build() {
             return new Usage(input, output, cached);
         }
     }

@@ -19,27 +19,21 @@ import java.io.IOException;
 record TgiEvent(boolean token, String finishReason, long generatedTokens, long inputLength, boolean error) {
 
     static TgiEvent parse(JsonFactory json, byte[] bytes, int offset, int length) {
-        Reader r = new Reader();
-        return JsonReads.parseObject(json, bytes, offset, length, false, r::member) ? r.build() : null;
+        return JsonReads.parseObject(json, bytes, offset, length, false, new Reader());
     }
 
-    private static final class Reader {
+    private static final class Reader implements JsonReads.ObjectReader<TgiEvent> {
         boolean token;
         boolean error;
         String finish;
         long generated = -1;
         long input = -1;
 
-        void member(JsonParser p, String name, JsonToken v) throws IOException {
+        @Override
+        public void member(JsonParser p, String name, JsonToken v) throws IOException {
             switch (name) {
-                case "token" -> {
-                    token = v == JsonToken.START_OBJECT;
-                    p.skipChildren();
-                }
-                case "error" -> {
-                    error = v != JsonToken.VALUE_NULL;
-                    p.skipChildren();
-                }
+                case "token" -> token = JsonReads.isObject(p, v);
+                case "error" -> error = JsonReads.nonNull(p, v);
                 case "details" -> JsonReads.members(p, v, this::detailsMember);
                 default -> p.skipChildren();
             }
@@ -54,7 +48,8 @@ record TgiEvent(boolean token, String finishReason, long generatedTokens, long i
             }
         }
 
-        TgiEvent build() {
+        @Override
+        public TgiEvent build() {
             return new TgiEvent(token, finish, generated, input, error);
         }
     }
