@@ -13,11 +13,6 @@ final class AnthropicDialect implements SimDialect {
     }
 
     @Override
-    public boolean stream(JsonObject request) {
-        return request.getBoolean("stream", false);
-    }
-
-    @Override
     public Integer maxTokens(JsonObject request) {
         return request.getInteger("max_tokens");
     }
@@ -27,8 +22,8 @@ final class AnthropicDialect implements SimDialect {
         JsonObject message = new JsonObject().put("id", t.id()).put("type", "message").put("role", "assistant")
                 .put("content", new JsonArray()).put("model", t.model()).putNull("stop_reason").putNull("stop_sequence")
                 .put("usage", usage(t, 1));
-        return List.of(event(t, "message_start", new JsonObject().put("message", message)),
-                event(t, "ping", new JsonObject()));
+        return List.of(t.typedSse("message_start", new JsonObject().put("message", message)),
+                t.typedSse("ping", new JsonObject()));
     }
 
     @Override
@@ -36,32 +31,32 @@ final class AnthropicDialect implements SimDialect {
         StringBuilder sb = new StringBuilder();
         int textIndex = t.reasoningTokens() > 0 ? 1 : 0;
         if (reasoning && sentBefore == 0) {
-            sb.append(event(t, "content_block_start", new JsonObject().put("index", 0)
+            sb.append(t.typedSse("content_block_start", new JsonObject().put("index", 0)
                     .put("content_block", new JsonObject().put("type", "thinking").put("thinking", ""))));
         }
         if (!reasoning && sentBefore == t.reasoningTokens()) {
             if (textIndex > 0) {
-                sb.append(event(t, "content_block_delta", new JsonObject().put("index", 0).put("delta",
+                sb.append(t.typedSse("content_block_delta", new JsonObject().put("index", 0).put("delta",
                         new JsonObject().put("type", "signature_delta").put("signature", "c2ln"))));
-                sb.append(event(t, "content_block_stop", new JsonObject().put("index", 0)));
+                sb.append(t.typedSse("content_block_stop", new JsonObject().put("index", 0)));
             }
-            sb.append(event(t, "content_block_start", new JsonObject().put("index", textIndex)
+            sb.append(t.typedSse("content_block_start", new JsonObject().put("index", textIndex)
                     .put("content_block", new JsonObject().put("type", "text").put("text", ""))));
         }
         JsonObject delta = reasoning ? new JsonObject().put("type", "thinking_delta").put("thinking", text)
                 : new JsonObject().put("type", "text_delta").put("text", text);
-        sb.append(event(t, "content_block_delta", new JsonObject().put("index", reasoning ? 0 : textIndex)
+        sb.append(t.typedSse("content_block_delta", new JsonObject().put("index", reasoning ? 0 : textIndex)
                 .put("delta", delta)));
         return sb.toString();
     }
 
     @Override
     public List<String> end(SimTurn t, SimTimes times) {
-        return List.of(event(t, "content_block_stop", new JsonObject().put("index", t.reasoningTokens() > 0 ? 1 : 0)),
-                event(t, "message_delta", new JsonObject().put("delta", new JsonObject()
+        return List.of(t.typedSse("content_block_stop", new JsonObject().put("index", t.reasoningTokens() > 0 ? 1 : 0)),
+                t.typedSse("message_delta", new JsonObject().put("delta", new JsonObject()
                         .put("stop_reason", "max_tokens").putNull("stop_sequence"))
                         .put("usage", new JsonObject().put("output_tokens", t.outputTokens()))),
-                event(t, "message_stop", new JsonObject()));
+                t.typedSse("message_stop", new JsonObject()));
     }
 
     @Override
@@ -74,10 +69,6 @@ final class AnthropicDialect implements SimDialect {
         return new JsonObject().put("id", t.id()).put("type", "message").put("role", "assistant")
                 .put("model", t.model()).put("content", content).put("stop_reason", "max_tokens")
                 .putNull("stop_sequence").put("usage", usage(t, t.outputTokens()));
-    }
-
-    private static String event(SimTurn t, String type, JsonObject fields) {
-        return t.sse(type, new JsonObject().put("type", type).mergeIn(fields));
     }
 
     /** input_tokens excludes the cache reads, as Anthropic reports it. */

@@ -2,7 +2,6 @@ package dev.llmsidecar.sim;
 
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.util.List;
 
 /** OpenAI /v1/embeddings: never streamed, no output tokens; answered after the prefill time. */
 final class EmbeddingsDialect implements SimDialect {
@@ -28,18 +27,8 @@ final class EmbeddingsDialect implements SimDialect {
     }
 
     @Override
-    public List<String> prelude(SimTurn t) {
-        return List.of();
-    }
-
-    @Override
     public String token(SimTurn t, int sentBefore, int n, String text, boolean reasoning) {
         return "";
-    }
-
-    @Override
-    public List<String> end(SimTurn t, SimTimes times) {
-        return List.of();
     }
 
     @Override

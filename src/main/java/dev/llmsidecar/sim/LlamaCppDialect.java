@@ -13,11 +13,6 @@ final class LlamaCppDialect implements SimDialect {
     }
 
     @Override
-    public boolean stream(JsonObject request) {
-        return request.getBoolean("stream", false);
-    }
-
-    @Override
     public Integer maxTokens(JsonObject request) {
         return request.getInteger("n_predict");
     }
@@ -25,11 +20,6 @@ final class LlamaCppDialect implements SimDialect {
     @Override
     public boolean reasoning() {
         return false;
-    }
-
-    @Override
-    public List<String> prelude(SimTurn t) {
-        return List.of();
     }
 
     @Override

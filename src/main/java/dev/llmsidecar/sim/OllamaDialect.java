@@ -38,11 +38,6 @@ final class OllamaDialect implements SimDialect {
     }
 
     @Override
-    public List<String> prelude(SimTurn t) {
-        return List.of();
-    }
-
-    @Override
     public String token(SimTurn t, int sentBefore, int n, String text, boolean reasoning) {
         return line(head(t).put("done", false), reasoning ? "" : text, reasoning ? text : "");
     }

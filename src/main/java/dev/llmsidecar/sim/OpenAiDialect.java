@@ -20,11 +20,6 @@ final class OpenAiDialect implements SimDialect {
     }
 
     @Override
-    public boolean stream(JsonObject request) {
-        return request.getBoolean("stream", false);
-    }
-
-    @Override
     public Integer maxTokens(JsonObject request) {
         return request.getInteger("max_tokens", request.getInteger("max_completion_tokens"));
     }

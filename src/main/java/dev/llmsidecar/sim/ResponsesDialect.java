@@ -14,19 +14,15 @@ final class ResponsesDialect implements SimDialect {
     }
 
     @Override
-    public boolean stream(JsonObject request) {
-        return request.getBoolean("stream", false);
-    }
-
-    @Override
     public Integer maxTokens(JsonObject request) {
         return request.getInteger("max_output_tokens");
     }
 
     @Override
     public List<String> prelude(SimTurn t) {
-        return List.of(event(t, "response.created", new JsonObject().put("response", response(t, "in_progress", null))),
-                event(t, "response.in_progress", new JsonObject().put("response", response(t, "in_progress", null))));
+        JsonObject inProgress = new JsonObject().put("response", response(t, "in_progress", null));
+        return List.of(t.typedSse("response.created", inProgress),
+                t.typedSse("response.in_progress", inProgress)); // encoded at once: sharing the object is safe
     }
 
     @Override
@@ -34,25 +30,25 @@ final class ResponsesDialect implements SimDialect {
         StringBuilder sb = new StringBuilder();
         int answerIndex = t.reasoningTokens() > 0 ? 1 : 0;
         if (reasoning && sentBefore == 0) {
-            sb.append(event(t, "response.output_item.added", new JsonObject().put("output_index", 0)
+            sb.append(t.typedSse("response.output_item.added", new JsonObject().put("output_index", 0)
                     .put("item", new JsonObject().put("id", "rs_" + t.id()).put("type", "reasoning")
                             .put("summary", new JsonArray()))));
         }
         if (!reasoning && sentBefore == t.reasoningTokens()) {
             if (answerIndex > 0) {
-                sb.append(event(t, "response.output_item.done", new JsonObject().put("output_index", 0)
+                sb.append(t.typedSse("response.output_item.done", new JsonObject().put("output_index", 0)
                         .put("item", new JsonObject().put("id", "rs_" + t.id()).put("type", "reasoning"))));
             }
-            sb.append(event(t, "response.output_item.added", new JsonObject().put("output_index", answerIndex)
+            sb.append(t.typedSse("response.output_item.added", new JsonObject().put("output_index", answerIndex)
                     .put("item", new JsonObject().put("id", "msg_" + t.id()).put("type", "message")
                             .put("status", "in_progress").put("content", new JsonArray()).put("role", "assistant"))));
-            sb.append(event(t, "response.content_part.added", new JsonObject().put("item_id", "msg_" + t.id())
+            sb.append(t.typedSse("response.content_part.added", new JsonObject().put("item_id", "msg_" + t.id())
                     .put("output_index", answerIndex).put("content_index", 0).put("part", new JsonObject()
                             .put("type", "output_text").put("annotations", new JsonArray()).put("text", ""))));
         }
         JsonObject delta = new JsonObject().put("item_id", (reasoning ? "rs_" : "msg_") + t.id())
                 .put("output_index", reasoning ? 0 : answerIndex).put("content_index", 0).put("delta", text);
-        sb.append(event(t, reasoning ? "response.reasoning_text.delta" : "response.output_text.delta", delta));
+        sb.append(t.typedSse(reasoning ? "response.reasoning_text.delta" : "response.output_text.delta", delta));
         return sb.toString();
     }
 
@@ -60,10 +56,11 @@ final class ResponsesDialect implements SimDialect {
     public List<String> end(SimTurn t, SimTimes times) {
         int answerIndex = t.reasoningTokens() > 0 ? 1 : 0;
         List<String> frames = new ArrayList<>();
-        frames.add(event(t, "response.output_item.done", new JsonObject().put("output_index", answerIndex)
+        frames.add(t.typedSse("response.output_item.done", new JsonObject().put("output_index", answerIndex)
                 .put("item", new JsonObject().put("id", "msg_" + t.id()).put("type", "message")
                         .put("status", "completed").put("role", "assistant"))));
-        frames.add(event(t, "response.completed", new JsonObject().put("response", response(t, "completed", usage(t)))));
+        frames.add(t.typedSse("response.completed",
+                new JsonObject().put("response", response(t, "completed", usage(t)))));
         return frames;
     }
 
@@ -79,11 +76,6 @@ final class ResponsesDialect implements SimDialect {
                 .put("role", "assistant").put("content", new JsonArray().add(new JsonObject()
                         .put("type", "output_text").put("text", answerText).put("annotations", new JsonArray()))));
         return r.put("output", output);
-    }
-
-    private static String event(SimTurn t, String type, JsonObject fields) {
-        JsonObject data = new JsonObject().put("type", type).mergeIn(fields);
-        return t.sse(type, data);
     }
 
     private static JsonObject response(SimTurn t, String status, JsonObject usage) {

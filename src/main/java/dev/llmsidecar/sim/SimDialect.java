@@ -14,8 +14,10 @@ interface SimDialect {
     /** Id prefix, e.g. {@code chatcmpl-}. */
     String idPrefix();
 
-    /** Whether this request streams (formats differ in their default). */
-    boolean stream(JsonObject request);
+    /** Whether this request streams: its {@code stream} member, false when absent (Ollama and TGI differ). */
+    default boolean stream(JsonObject request) {
+        return request.getBoolean("stream", false);
+    }
 
     /** The requested output length, or null. */
     Integer maxTokens(JsonObject request);
@@ -36,7 +38,9 @@ interface SimDialect {
     }
 
     /** Frames written at slot start, before the first token (role chunk, message_start, response.created). */
-    List<String> prelude(SimTurn t);
+    default List<String> prelude(SimTurn t) {
+        return List.of();
+    }
 
     /**
      * One token chunk.
@@ -48,7 +52,9 @@ interface SimDialect {
     String token(SimTurn t, int sentBefore, int n, String text, boolean reasoning);
 
     /** Frames after the last token (usage, final object, [DONE]). */
-    List<String> end(SimTurn t, SimTimes times);
+    default List<String> end(SimTurn t, SimTimes times) {
+        return List.of();
+    }
 
     /** A whole non-streaming body. */
     JsonObject whole(SimTurn t, SimTimes times, String reasoningText, String answerText);

@@ -37,4 +37,9 @@ public record SimTurn(String id, String model, long created, int promptTokens, i
     String sse(String event, JsonObject data) {
         return "event: " + event + eol + "data: " + data.encode() + eol + eol;
     }
+
+    /** A typed event (Anthropic, Responses): the {@code event:} line and the data's {@code type} both name it. */
+    String typedSse(String type, JsonObject fields) {
+        return sse(type, new JsonObject().put("type", type).mergeIn(fields));
+    }
 }

@@ -2,7 +2,6 @@ package dev.llmsidecar.sim;
 
 import io.vertx.core.MultiMap;
 import io.vertx.core.json.JsonObject;
-import java.util.List;
 
 /**
  * TGI /generate_stream (SSE "data:" without a space, one token per event, details on the last) and /generate
@@ -43,11 +42,6 @@ final class TgiDialect implements SimDialect {
     }
 
     @Override
-    public List<String> prelude(SimTurn t) {
-        return List.of();
-    }
-
-    @Override
     public String token(SimTurn t, int sentBefore, int n, String text, boolean reasoning) {
         int sent = sentBefore + n;
         boolean last = sent >= t.outputTokens();
@@ -61,11 +55,6 @@ final class TgiDialect implements SimDialect {
             event.putNull("generated_text").putNull("details");
         }
         return "data:" + event.encode() + t.eol() + t.eol();
-    }
-
-    @Override
-    public List<String> end(SimTurn t, SimTimes times) {
-        return List.of();
     }
 
     @Override

@@ -50,15 +50,7 @@ public final class JsonBodyDecoder implements StreamDecoder {
         if (bytes.length == 0) {
             return Buffer.buffer(0);
         }
-        boolean decoded;
-        try {
-            decoded = handler.onBody(bytes, nanos);
-        } catch (RuntimeException e) {
-            decoded = false;
-        }
-        if (!decoded) {
-            sink.onUndecodable();
-        }
+        DecodeGuard.run(sink, () -> handler.onBody(bytes, nanos));
         return Buffer.buffer(0);
     }
 }

@@ -70,15 +70,7 @@ public final class NdjsonDecoder implements StreamDecoder {
         if (isBlank(line, len)) {
             return;
         }
-        boolean decoded;
-        try {
-            decoded = handler.onLine(line, len, nanos);
-        } catch (RuntimeException e) {
-            decoded = false;
-        }
-        if (!decoded) {
-            sink.onUndecodable();
-        }
+        DecodeGuard.run(sink, () -> handler.onLine(line, len, nanos));
     }
 
     private static boolean isBlank(byte[] bytes, int len) {

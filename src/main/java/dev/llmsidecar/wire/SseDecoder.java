@@ -59,15 +59,7 @@ public final class SseDecoder implements StreamDecoder, SseEventSplitter.Listene
         if (length == 0) {
             return; // comments, keep-alives, retry-only events
         }
-        boolean decoded;
-        try {
-            decoded = handler.onEvent(data, length, eventType, nanos);
-        } catch (RuntimeException e) {
-            decoded = false;
-        }
-        if (!decoded) {
-            sink.onUndecodable();
-        }
+        DecodeGuard.run(sink, () -> handler.onEvent(data, length, eventType, nanos));
     }
 
     /** True for the OpenAI end-of-stream sentinel {@code [DONE]}. */

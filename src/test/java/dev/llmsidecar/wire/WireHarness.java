@@ -42,6 +42,30 @@ public final class WireHarness {
         return out.getBytes();
     }
 
+    /** A fresh sink fed {@code s} through {@code format}'s decoder, cut at {@code cuts}; every byte forwarded. */
+    public static RecordingSink decode(WireFormat format, UpstreamResponse response, String s, int... cuts) {
+        RecordingSink sink = new RecordingSink();
+        byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
+        assertThat(feed(format.decoder(sink, response), bytes, cuts)).as("forwarded bytes").isEqualTo(bytes);
+        return sink;
+    }
+
+    /** {@link #everySplit(String, Function, BiConsumer)} with {@code format}'s decoder for {@code contentType}. */
+    public static void everySplit(String stream, WireFormat format, String contentType,
+            BiConsumer<Integer, RecordingSink> check) {
+        everySplit(stream, sink -> format.decoder(sink, response(contentType)), check);
+    }
+
+    /** {@link #perEvent(String, String, Function)} with {@code format}'s decoder for {@code contentType}. */
+    public static RecordingSink perEvent(String stream, String separator, WireFormat format, String contentType) {
+        return perEvent(stream, separator, sink -> format.decoder(sink, response(contentType)));
+    }
+
+    /** All three usage counts at once ({@code cached} -1: not reported). */
+    public static void assertUsage(RecordingSink sink, long prompt, long completion, long cached) {
+        assertThat(sink.usage).isEqualTo(new Usage(prompt, completion, cached));
+    }
+
     /**
      * For every cut point 1..n-1: a fresh sink and decoder, the stream fed in two reads (timestamps 1000 and
      * 1001), the forwarded bytes compared with the input, then {@code check(cut, sink)}.

@@ -25,120 +25,84 @@ record AnthropicEvent(String type, boolean answerDelta, boolean thinkingDelta, S
     }
 
     static AnthropicEvent parse(JsonFactory json, byte[] bytes, int offset, int length) {
-        try (JsonParser p = json.createParser(bytes, offset, length)) {
-            if (p.nextToken() != JsonToken.START_OBJECT) {
-                return null;
-            }
-            Reader r = new Reader();
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                String name = p.currentName();
-                JsonToken v = p.nextToken();
-                switch (name) {
-                    case "type" -> r.type = JsonReads.string(p, v);
-                    case "message" -> readMessage(p, v, r);
-                    case "delta" -> readDelta(p, v, r);
-                    case "usage" -> r.usage = readUsage(p, v);
-                    case "stop_reason" -> r.stopReason = JsonReads.string(p, v);
-                    case "content" -> r.toolUse = readContent(p, v);
-                    default -> p.skipChildren();
-                }
-            }
-            if (p.currentToken() != JsonToken.END_OBJECT) {
-                return null;
-            }
-            return new AnthropicEvent(r.type, r.answer, r.thinking, r.stopReason, r.usage, r.toolUse);
-        } catch (IOException | RuntimeException e) {
-            return null;
-        }
+        return JsonReads.parseObject(json, bytes, offset, length, false, new Reader());
     }
 
-    private static final class Reader {
+    private static final class Reader implements JsonReads.ObjectReader<AnthropicEvent> {
         String type;
         boolean answer;
         boolean thinking;
         String stopReason;
         Counts usage;
         boolean toolUse;
-    }
 
-    private static void readMessage(JsonParser p, JsonToken v, Reader r) throws IOException {
-        if (v != JsonToken.START_OBJECT) {
-            p.skipChildren();
-            return;
+        @Override
+        public void member(JsonParser p, String name, JsonToken v) throws IOException {
+            switch (name) {
+                case "type" -> type = JsonReads.string(p, v);
+                case "message" -> JsonReads.members(p, v, this::messageMember);
+                case "delta" -> JsonReads.members(p, v, this::deltaMember);
+                case "usage" -> usage = JsonReads.object(p, v, new CountsReader());
+                case "stop_reason" -> stopReason = JsonReads.string(p, v);
+                case "content" -> {
+                    toolUse = false;
+                    JsonReads.elementMembers(p, v, this::contentBlockMember);
+                }
+                default -> p.skipChildren();
+            }
         }
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String name = p.currentName();
-            JsonToken t = p.nextToken();
+
+        private void messageMember(JsonParser p, String name, JsonToken v) throws IOException {
             if ("usage".equals(name)) {
-                r.usage = readUsage(p, t);
+                usage = JsonReads.object(p, v, new CountsReader());
             } else {
                 p.skipChildren();
             }
         }
-    }
 
-    private static void readDelta(JsonParser p, JsonToken v, Reader r) throws IOException {
-        if (v != JsonToken.START_OBJECT) {
-            p.skipChildren();
-            return;
-        }
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String name = p.currentName();
-            JsonToken t = p.nextToken();
+        private void deltaMember(JsonParser p, String name, JsonToken v) throws IOException {
             switch (name) {
-                case "text", "partial_json" -> r.answer |= JsonReads.nonEmptyString(p, t);
-                case "thinking" -> r.thinking |= JsonReads.nonEmptyString(p, t);
-                case "stop_reason" -> r.stopReason = JsonReads.string(p, t);
+                case "text", "partial_json" -> answer |= JsonReads.nonEmptyString(p, v);
+                case "thinking" -> thinking |= JsonReads.nonEmptyString(p, v);
+                case "stop_reason" -> stopReason = JsonReads.string(p, v);
                 default -> p.skipChildren();
             }
         }
-    }
 
-    private static boolean readContent(JsonParser p, JsonToken v) throws IOException {
-        if (v != JsonToken.START_ARRAY) {
-            p.skipChildren();
-            return false;
-        }
-        boolean toolUse = false;
-        JsonToken t;
-        while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
-            if (t != JsonToken.START_OBJECT) {
+        private void contentBlockMember(JsonParser p, String name, JsonToken v) throws IOException {
+            if ("type".equals(name)) {
+                toolUse |= "tool_use".equals(JsonReads.string(p, v));
+            } else {
                 p.skipChildren();
-                continue;
-            }
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                String name = p.currentName();
-                JsonToken m = p.nextToken();
-                if ("type".equals(name)) {
-                    toolUse |= "tool_use".equals(JsonReads.string(p, m));
-                } else {
-                    p.skipChildren();
-                }
             }
         }
-        return toolUse;
+
+        @Override
+        public AnthropicEvent build() {
+            return new AnthropicEvent(type, answer, thinking, stopReason, usage, toolUse);
+        }
     }
 
-    private static Counts readUsage(JsonParser p, JsonToken v) throws IOException {
-        if (v != JsonToken.START_OBJECT) {
-            p.skipChildren();
-            return null;
-        }
+    private static final class CountsReader implements JsonReads.ObjectReader<Counts> {
         long input = -1;
         long output = -1;
-        long read = -1;
-        long creation = -1;
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String name = p.currentName();
-            JsonToken t = p.nextToken();
+        long cacheRead = -1;
+        long cacheCreation = -1;
+
+        @Override
+        public void member(JsonParser p, String name, JsonToken v) throws IOException {
             switch (name) {
-                case "input_tokens" -> input = JsonReads.longValue(p, t);
-                case "output_tokens" -> output = JsonReads.longValue(p, t);
-                case "cache_read_input_tokens" -> read = JsonReads.longValue(p, t);
-                case "cache_creation_input_tokens" -> creation = JsonReads.longValue(p, t);
+                case "input_tokens" -> input = JsonReads.longValue(p, v);
+                case "output_tokens" -> output = JsonReads.longValue(p, v);
+                case "cache_read_input_tokens" -> cacheRead = JsonReads.longValue(p, v);
+                case "cache_creation_input_tokens" -> cacheCreation = JsonReads.longValue(p, v);
                 default -> p.skipChildren();
             }
         }
-        return new Counts(input, output, read, creation);
+
+        @Override
+        public Counts build() {
+            return new Counts(input, output, cacheRead, cacheCreation);
+        }
     }
 }

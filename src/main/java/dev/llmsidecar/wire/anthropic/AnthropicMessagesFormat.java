@@ -3,15 +3,12 @@ package dev.llmsidecar.wire.anthropic;
 import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.wire.FinishReason;
 import dev.llmsidecar.wire.JsonBodyDecoder;
-import dev.llmsidecar.wire.RequestFields;
+import dev.llmsidecar.wire.JsonWireFormat;
 import dev.llmsidecar.wire.SseDecoder;
 import dev.llmsidecar.wire.StreamDecoder;
 import dev.llmsidecar.wire.TokenEventSink;
 import dev.llmsidecar.wire.UpstreamResponse;
 import dev.llmsidecar.wire.Usage;
-import dev.llmsidecar.wire.WireFormat;
-import dev.llmsidecar.wire.openai.InspectedRequest;
-import io.vertx.core.buffer.Buffer;
 
 /**
  * Anthropic Messages ({@code POST /v1/messages}). Tokens are {@code content_block_delta} events with text
@@ -20,19 +17,10 @@ import io.vertx.core.buffer.Buffer;
  * reported OpenAI-style: {@code input_tokens + cache_read_input_tokens + cache_creation_input_tokens}, of which
  * {@code cache_read_input_tokens} are cached.
  */
-public final class AnthropicMessagesFormat implements WireFormat {
-
-    private final JsonFactory json;
-    private final RequestFields fields;
+public final class AnthropicMessagesFormat extends JsonWireFormat {
 
     public AnthropicMessagesFormat(JsonFactory json) {
-        this.json = json;
-        this.fields = new RequestFields(json);
-    }
-
-    @Override
-    public String name() {
-        return "anthropic_messages";
+        super("anthropic_messages", json, false);
     }
 
     @Override
@@ -41,23 +29,16 @@ public final class AnthropicMessagesFormat implements WireFormat {
     }
 
     @Override
-    public InspectedRequest inspect(Buffer body, boolean injectUsage) {
-        return fields.inspect(body, false);
+    protected StreamDecoder streamDecoder(TokenEventSink sink, UpstreamResponse response) {
+        return new SseDecoder(sink, new Events(sink), response.maxHeldEventBytes());
     }
 
     @Override
-    public StreamDecoder decoder(TokenEventSink sink, UpstreamResponse response) {
-        if (response.eventStream()) {
-            return new SseDecoder(sink, new Events(sink), response.maxHeldEventBytes());
-        }
-        return new JsonBodyDecoder(sink, (bytes, nanos) -> {
-            AnthropicEvent m = AnthropicEvent.parse(json, bytes, 0, bytes.length);
-            if (m == null) {
-                return false;
-            }
+    protected JsonBodyDecoder.BodyHandler bodyHandler(TokenEventSink sink, UpstreamResponse response) {
+        return reading(bytes -> AnthropicEvent.parse(json, bytes, 0, bytes.length), m -> {
             if ("error".equals(m.type())) {
                 sink.onStreamError();
-                return true;
+                return;
             }
             UsageState usage = new UsageState();
             usage.add(m.usage());
@@ -69,8 +50,7 @@ public final class AnthropicMessagesFormat implements WireFormat {
             if (finish != null) {
                 sink.onFinishReason(finish);
             }
-            return true;
-        }, response.maxBodyBytes());
+        });
     }
 
     /** Usage is spread over message_start and message_delta; later values win per member. */

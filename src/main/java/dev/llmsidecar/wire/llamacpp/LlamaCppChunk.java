@@ -40,41 +40,10 @@ record LlamaCppChunk(boolean token, boolean stop, boolean error, String finishRe
     }
 
     static LlamaCppChunk parse(JsonFactory json, byte[] bytes, int offset, int length) {
-        try (JsonParser p = json.createParser(bytes, offset, length)) {
-            if (p.nextToken() != JsonToken.START_OBJECT) {
-                return null;
-            }
-            Reader r = new Reader();
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                String name = p.currentName();
-                JsonToken v = p.nextToken();
-                switch (name) {
-                    case "content" -> r.token |= JsonReads.nonEmptyString(p, v);
-                    case "tokens" -> r.token |= JsonReads.nonEmptyContainer(p, v);
-                    case "stop" -> r.stop = v == JsonToken.VALUE_TRUE;
-                    case "error" -> {
-                        r.error = v != JsonToken.VALUE_NULL;
-                        p.skipChildren();
-                    }
-                    case "stop_type" -> r.stopType = JsonReads.string(p, v);
-                    case "stopped_eos", "stopped_word" -> r.stoppedStop |= v == JsonToken.VALUE_TRUE;
-                    case "stopped_limit" -> r.stoppedLimit |= v == JsonToken.VALUE_TRUE;
-                    case "tokens_predicted" -> r.predicted = JsonReads.longValue(p, v);
-                    case "tokens_evaluated" -> r.evaluated = JsonReads.longValue(p, v);
-                    case "timings" -> readTimings(p, v, r);
-                    default -> p.skipChildren();
-                }
-            }
-            if (p.currentToken() != JsonToken.END_OBJECT) {
-                return null;
-            }
-            return r.build();
-        } catch (IOException | RuntimeException e) {
-            return null;
-        }
+        return JsonReads.parseObject(json, bytes, offset, length, false, new Reader());
     }
 
-    private static final class Reader {
+    private static final class Reader implements JsonReads.ObjectReader<LlamaCppChunk> {
         boolean token;
         boolean stop;
         boolean error;
@@ -90,7 +59,36 @@ record LlamaCppChunk(boolean token, boolean stop, boolean error, String finishRe
         double predictedMs = -1;
         boolean timings;
 
-        LlamaCppChunk build() {
+        @Override
+        public void member(JsonParser p, String name, JsonToken v) throws IOException {
+            switch (name) {
+                case "content" -> token |= JsonReads.nonEmptyString(p, v);
+                case "tokens" -> token |= JsonReads.nonEmptyContainer(p, v);
+                case "stop" -> stop = v == JsonToken.VALUE_TRUE;
+                case "error" -> error = JsonReads.nonNull(p, v);
+                case "stop_type" -> stopType = JsonReads.string(p, v);
+                case "stopped_eos", "stopped_word" -> stoppedStop |= v == JsonToken.VALUE_TRUE;
+                case "stopped_limit" -> stoppedLimit |= v == JsonToken.VALUE_TRUE;
+                case "tokens_predicted" -> predicted = JsonReads.longValue(p, v);
+                case "tokens_evaluated" -> evaluated = JsonReads.longValue(p, v);
+                case "timings" -> timings |= JsonReads.members(p, v, this::timingsMember);
+                default -> p.skipChildren();
+            }
+        }
+
+        private void timingsMember(JsonParser p, String name, JsonToken v) throws IOException {
+            switch (name) {
+                case "prompt_n" -> promptN = JsonReads.longValue(p, v);
+                case "predicted_n" -> predictedN = JsonReads.longValue(p, v);
+                case "cache_n" -> cacheN = JsonReads.longValue(p, v);
+                case "prompt_ms" -> promptMs = JsonReads.doubleValue(p, v);
+                case "predicted_ms" -> predictedMs = JsonReads.doubleValue(p, v);
+                default -> p.skipChildren();
+            }
+        }
+
+        @Override
+        public LlamaCppChunk build() {
             String finish = FinishReason.llamaCpp(stopType);
             if (finish == null && stop) {
                 finish = stoppedLimit ? FinishReason.LENGTH : stoppedStop ? FinishReason.STOP : null;
@@ -103,26 +101,6 @@ record LlamaCppChunk(boolean token, boolean stop, boolean error, String finishRe
                     ? new ServerTimings(-1, -1, JsonReads.msToNanos(promptMs), JsonReads.msToNanos(predictedMs))
                     : null;
             return new LlamaCppChunk(token, stop, error, finish, usage, t);
-        }
-    }
-
-    private static void readTimings(JsonParser p, JsonToken v, Reader r) throws IOException {
-        if (v != JsonToken.START_OBJECT) {
-            p.skipChildren();
-            return;
-        }
-        r.timings = true;
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String name = p.currentName();
-            JsonToken t = p.nextToken();
-            switch (name) {
-                case "prompt_n" -> r.promptN = JsonReads.longValue(p, t);
-                case "predicted_n" -> r.predictedN = JsonReads.longValue(p, t);
-                case "cache_n" -> r.cacheN = JsonReads.longValue(p, t);
-                case "prompt_ms" -> r.promptMs = JsonReads.doubleValue(p, t);
-                case "predicted_ms" -> r.predictedMs = JsonReads.doubleValue(p, t);
-                default -> p.skipChildren();
-            }
         }
     }
 }

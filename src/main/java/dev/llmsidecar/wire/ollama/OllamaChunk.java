@@ -48,45 +48,10 @@ record OllamaChunk(boolean answer, boolean thinking, boolean toolCalls, boolean 
     }
 
     static OllamaChunk parse(JsonFactory json, byte[] bytes, int offset, int length) {
-        try (JsonParser p = json.createParser(bytes, offset, length)) {
-            if (p.nextToken() != JsonToken.START_OBJECT) {
-                return null;
-            }
-            Reader r = new Reader();
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                String name = p.currentName();
-                JsonToken v = p.nextToken();
-                switch (name) {
-                    case "response" -> r.answer |= JsonReads.nonEmptyString(p, v);
-                    case "thinking" -> r.thinking |= JsonReads.nonEmptyString(p, v);
-                    case "message" -> readMessage(p, v, r);
-                    case "done" -> r.done = v == JsonToken.VALUE_TRUE;
-                    case "error" -> {
-                        r.error = v != JsonToken.VALUE_NULL;
-                        p.skipChildren();
-                    }
-                    case "done_reason" -> r.doneReason = JsonReads.string(p, v);
-                    case "prompt_eval_count" -> r.promptEvalCount = JsonReads.longValue(p, v);
-                    case "eval_count" -> r.evalCount = JsonReads.longValue(p, v);
-                    case "load_duration" -> r.load = JsonReads.longValue(p, v);
-                    case "prompt_eval_duration" -> r.promptEval = JsonReads.longValue(p, v);
-                    case "eval_duration" -> r.eval = JsonReads.longValue(p, v);
-                    default -> p.skipChildren();
-                }
-            }
-            if (p.currentToken() != JsonToken.END_OBJECT || p.nextToken() != null) {
-                return null;
-            }
-            ServerTimings timings = r.load < 0 && r.promptEval < 0 && r.eval < 0 ? null
-                    : new ServerTimings(-1, r.load, r.promptEval, r.eval);
-            return new OllamaChunk(r.answer || r.toolCalls, r.thinking, r.toolCalls, r.done, r.error, r.doneReason,
-                    r.promptEvalCount, r.evalCount, timings);
-        } catch (IOException | RuntimeException e) {
-            return null;
-        }
+        return JsonReads.parseObject(json, bytes, offset, length, true, new Reader());
     }
 
-    private static final class Reader {
+    private static final class Reader implements JsonReads.ObjectReader<OllamaChunk> {
         boolean answer;
         boolean thinking;
         boolean toolCalls;
@@ -98,22 +63,40 @@ record OllamaChunk(boolean answer, boolean thinking, boolean toolCalls, boolean 
         long load = -1;
         long promptEval = -1;
         long eval = -1;
-    }
 
-    private static void readMessage(JsonParser p, JsonToken v, Reader r) throws IOException {
-        if (v != JsonToken.START_OBJECT) {
-            p.skipChildren();
-            return;
-        }
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String name = p.currentName();
-            JsonToken t = p.nextToken();
+        @Override
+        public void member(JsonParser p, String name, JsonToken v) throws IOException {
             switch (name) {
-                case "content" -> r.answer |= JsonReads.nonEmptyString(p, t);
-                case "thinking" -> r.thinking |= JsonReads.nonEmptyString(p, t);
-                case "tool_calls" -> r.toolCalls |= JsonReads.nonEmptyContainer(p, t);
+                case "response" -> answer |= JsonReads.nonEmptyString(p, v);
+                case "thinking" -> thinking |= JsonReads.nonEmptyString(p, v);
+                case "message" -> JsonReads.members(p, v, this::messageMember);
+                case "done" -> done = v == JsonToken.VALUE_TRUE;
+                case "error" -> error = JsonReads.nonNull(p, v);
+                case "done_reason" -> doneReason = JsonReads.string(p, v);
+                case "prompt_eval_count" -> promptEvalCount = JsonReads.longValue(p, v);
+                case "eval_count" -> evalCount = JsonReads.longValue(p, v);
+                case "load_duration" -> load = JsonReads.longValue(p, v);
+                case "prompt_eval_duration" -> promptEval = JsonReads.longValue(p, v);
+                case "eval_duration" -> eval = JsonReads.longValue(p, v);
                 default -> p.skipChildren();
             }
+        }
+
+        private void messageMember(JsonParser p, String name, JsonToken v) throws IOException {
+            switch (name) {
+                case "content" -> answer |= JsonReads.nonEmptyString(p, v);
+                case "thinking" -> thinking |= JsonReads.nonEmptyString(p, v);
+                case "tool_calls" -> toolCalls |= JsonReads.nonEmptyContainer(p, v);
+                default -> p.skipChildren();
+            }
+        }
+
+        @Override
+        public OllamaChunk build() {
+            ServerTimings timings = load < 0 && promptEval < 0 && eval < 0 ? null
+                    : new ServerTimings(-1, load, promptEval, eval);
+            return new OllamaChunk(answer || toolCalls, thinking, toolCalls, done, error, doneReason,
+                    promptEvalCount, evalCount, timings);
         }
     }
 }

@@ -2,14 +2,11 @@ package dev.llmsidecar.wire.ollama;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.wire.JsonBodyDecoder;
+import dev.llmsidecar.wire.JsonWireFormat;
 import dev.llmsidecar.wire.NdjsonDecoder;
-import dev.llmsidecar.wire.RequestFields;
 import dev.llmsidecar.wire.StreamDecoder;
 import dev.llmsidecar.wire.TokenEventSink;
 import dev.llmsidecar.wire.UpstreamResponse;
-import dev.llmsidecar.wire.WireFormat;
-import dev.llmsidecar.wire.openai.InspectedRequest;
-import io.vertx.core.buffer.Buffer;
 
 /**
  * Ollama's native API ({@code /api/chat}, {@code /api/generate}): one JSON object per line
@@ -17,24 +14,10 @@ import io.vertx.core.buffer.Buffer;
  * from {@code eval_count}, input from {@code prompt_eval_count}; the final object's nanosecond durations
  * ({@code load_duration}, {@code prompt_eval_duration}, {@code eval_duration}) become server timings.
  */
-public final class OllamaFormat implements WireFormat {
-
-    private final JsonFactory json;
-    private final RequestFields fields;
+public final class OllamaFormat extends JsonWireFormat {
 
     public OllamaFormat(JsonFactory json) {
-        this.json = json;
-        this.fields = new RequestFields(json);
-    }
-
-    @Override
-    public String name() {
-        return "ollama";
-    }
-
-    @Override
-    public InspectedRequest inspect(Buffer body, boolean injectUsage) {
-        return fields.inspect(body, true);
+        super("ollama", json, true);
     }
 
     @Override
@@ -43,18 +26,13 @@ public final class OllamaFormat implements WireFormat {
     }
 
     @Override
-    public StreamDecoder decoder(TokenEventSink sink, UpstreamResponse response) {
-        if (streamingResponse(response.contentType())) {
-            return new NdjsonDecoder(sink, new Lines(sink), response.maxBodyBytes());
-        }
-        return new JsonBodyDecoder(sink, (bytes, nanos) -> {
-            OllamaChunk c = OllamaChunk.parse(json, bytes, 0, bytes.length);
-            if (c == null) {
-                return false;
-            }
-            c.reportTo(sink, false);
-            return true;
-        }, response.maxBodyBytes());
+    protected StreamDecoder streamDecoder(TokenEventSink sink, UpstreamResponse response) {
+        return new NdjsonDecoder(sink, new Lines(sink), response.maxBodyBytes());
+    }
+
+    @Override
+    protected JsonBodyDecoder.BodyHandler bodyHandler(TokenEventSink sink, UpstreamResponse response) {
+        return reading(bytes -> OllamaChunk.parse(json, bytes, 0, bytes.length), c -> c.reportTo(sink, false));
     }
 
     /** The streaming side: one instance per response. */

@@ -2,10 +2,10 @@ package dev.llmsidecar.wire.openai;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.wire.JsonBodyDecoder;
+import dev.llmsidecar.wire.JsonWireFormat;
 import dev.llmsidecar.wire.StreamDecoder;
 import dev.llmsidecar.wire.TokenEventSink;
 import dev.llmsidecar.wire.UpstreamResponse;
-import dev.llmsidecar.wire.WireFormat;
 import io.vertx.core.buffer.Buffer;
 
 /**
@@ -13,41 +13,36 @@ import io.vertx.core.buffer.Buffer;
  * /v1): SSE chunks with {@code choices[].delta}, or one JSON body. The only format with a request edit
  * (include_usage injection) and a response edit (removal of the injected usage chunk).
  */
-public final class OpenAiFormat implements WireFormat {
+public final class OpenAiFormat extends JsonWireFormat {
 
-    private final String name;
     private final OpenAiRequestInspector inspector;
     private final OpenAiChunkParser parser;
 
     public OpenAiFormat(String name, JsonFactory json) {
-        this.name = name;
+        super(name, json, false);
         this.inspector = new OpenAiRequestInspector(json);
         this.parser = new OpenAiChunkParser(json);
     }
 
-    @Override
-    public String name() {
-        return name;
-    }
-
+    /** Its own inspector: the one format whose request may be edited (include_usage). */
     @Override
     public InspectedRequest inspect(Buffer body, boolean injectUsage) {
         return inspector.inspect(body, injectUsage);
     }
 
     @Override
-    public StreamDecoder decoder(TokenEventSink sink, UpstreamResponse response) {
-        if (response.eventStream()) {
-            return new OpenAiSseDecoder(sink, parser, response.usageInjected() && !response.hasLength(),
-                    response.maxHeldEventBytes());
-        }
-        return new JsonBodyDecoder(sink, (bytes, nanos) -> {
-            OpenAiChunk body = parser.parse(bytes, 0, bytes.length);
-            if (body == null) {
-                return false;
-            }
-            body.reportTo(sink);
-            return true;
-        }, response.maxBodyBytes());
+    protected StreamDecoder streamDecoder(TokenEventSink sink, UpstreamResponse response) {
+        return new OpenAiSseDecoder(sink, parser, response.usageInjected() && !response.hasLength(),
+                response.maxHeldEventBytes());
+    }
+
+    @Override
+    protected JsonBodyDecoder.BodyHandler bodyHandler(TokenEventSink sink, UpstreamResponse response) {
+        return wholeBody(parser, sink);
+    }
+
+    /** A non-streaming chat, completions or embeddings body. */
+    static JsonBodyDecoder.BodyHandler wholeBody(OpenAiChunkParser parser, TokenEventSink sink) {
+        return reading(bytes -> parser.parse(bytes, 0, bytes.length), body -> body.reportTo(sink));
     }
 }

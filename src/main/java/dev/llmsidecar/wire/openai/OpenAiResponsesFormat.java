@@ -2,13 +2,11 @@ package dev.llmsidecar.wire.openai;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.wire.JsonBodyDecoder;
-import dev.llmsidecar.wire.RequestFields;
+import dev.llmsidecar.wire.JsonWireFormat;
 import dev.llmsidecar.wire.SseDecoder;
 import dev.llmsidecar.wire.StreamDecoder;
 import dev.llmsidecar.wire.TokenEventSink;
 import dev.llmsidecar.wire.UpstreamResponse;
-import dev.llmsidecar.wire.WireFormat;
-import io.vertx.core.buffer.Buffer;
 
 /**
  * OpenAI Responses API ({@code POST /v1/responses}): typed SSE events. Tokens are the {@code response.*.delta}
@@ -16,39 +14,23 @@ import io.vertx.core.buffer.Buffer;
  * {@code reasoning_text} / {@code reasoning_summary_text} (reasoning). Usage and status come with
  * {@code response.completed} / {@code incomplete} / {@code failed}.
  */
-public final class OpenAiResponsesFormat implements WireFormat {
-
-    private final JsonFactory json;
-    private final RequestFields fields;
+public final class OpenAiResponsesFormat extends JsonWireFormat {
 
     public OpenAiResponsesFormat(JsonFactory json) {
-        this.json = json;
-        this.fields = new RequestFields(json);
+        super("openai_responses", json, false);
     }
 
     @Override
-    public String name() {
-        return "openai_responses";
+    protected StreamDecoder streamDecoder(TokenEventSink sink, UpstreamResponse response) {
+        return new SseDecoder(sink, new Events(sink), response.maxHeldEventBytes());
     }
 
     @Override
-    public InspectedRequest inspect(Buffer body, boolean injectUsage) {
-        return fields.inspect(body, false);
-    }
-
-    @Override
-    public StreamDecoder decoder(TokenEventSink sink, UpstreamResponse response) {
-        if (response.eventStream()) {
-            return new SseDecoder(sink, new Events(sink), response.maxHeldEventBytes());
-        }
-        return new JsonBodyDecoder(sink, (bytes, nanos) -> {
+    protected JsonBodyDecoder.BodyHandler bodyHandler(TokenEventSink sink, UpstreamResponse response) {
+        return reading(bytes -> {
             ResponsesEvent body = ResponsesEvent.parse(json, bytes, 0, bytes.length);
-            if (body == null || body.response() == null) {
-                return false;
-            }
-            body.response().reportTo(sink, false);
-            return true;
-        }, response.maxBodyBytes());
+            return body == null ? null : body.response();
+        }, r -> r.reportTo(sink, false));
     }
 
     /** The streaming side: one instance per response. */

@@ -75,52 +75,37 @@ record ResponsesEvent(String type, boolean deltaNonEmpty, Response response) {
 
     /** Parses one event or response body; null when it is not a JSON object. */
     static ResponsesEvent parse(JsonFactory json, byte[] bytes, int offset, int length) {
-        try (JsonParser p = json.createParser(bytes, offset, length)) {
-            if (p.nextToken() != JsonToken.START_OBJECT) {
-                return null;
+        return JsonReads.parseObject(json, bytes, offset, length, false, new EventReader());
+    }
+
+    /** An event's own members; the others may be those of a non-streaming response body. */
+    private static final class EventReader implements JsonReads.ObjectReader<ResponsesEvent> {
+        String type;
+        boolean delta;
+        Response response;
+        final ResponseReader body = new ResponseReader();
+
+        @Override
+        public void member(JsonParser p, String name, JsonToken v) throws IOException {
+            switch (name) {
+                case "type" -> type = JsonReads.string(p, v);
+                case "delta" -> delta = JsonReads.nonEmptyString(p, v);
+                case "response" -> response = JsonReads.object(p, v, new ResponseReader());
+                default -> body.member(p, name, v);
             }
-            String type = null;
-            boolean delta = false;
-            Response response = null;
-            ResponseReader body = new ResponseReader();
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                String name = p.currentName();
-                JsonToken v = p.nextToken();
-                switch (name) {
-                    case "type" -> type = JsonReads.string(p, v);
-                    case "delta" -> delta = JsonReads.nonEmptyString(p, v);
-                    case "response" -> response = v == JsonToken.START_OBJECT ? readResponse(p) : skip(p);
-                    default -> body.member(p, name, v);
-                }
-            }
-            if (p.currentToken() != JsonToken.END_OBJECT) {
-                return null;
-            }
+        }
+
+        @Override
+        public ResponsesEvent build() {
             if (response == null && "response".equals(body.object)) {
                 response = body.build(); // a non-streaming response body
             }
             return new ResponsesEvent(type, delta, response);
-        } catch (IOException | RuntimeException e) {
-            return null;
         }
-    }
-
-    private static Response skip(JsonParser p) throws IOException {
-        p.skipChildren();
-        return null;
-    }
-
-    private static Response readResponse(JsonParser p) throws IOException {
-        ResponseReader r = new ResponseReader();
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String name = p.currentName();
-            r.member(p, name, p.nextToken());
-        }
-        return r.build();
     }
 
     /** Collects the members of a response object that matter. */
-    private static final class ResponseReader {
+    private static final class ResponseReader implements JsonReads.ObjectReader<Response> {
         String object;
         String status;
         String incompleteReason;
@@ -128,107 +113,57 @@ record ResponsesEvent(String type, boolean deltaNonEmpty, Response response) {
         boolean functionCall;
         Usage usage;
 
-        void member(JsonParser p, String name, JsonToken v) throws IOException {
+        @Override
+        public void member(JsonParser p, String name, JsonToken v) throws IOException {
             switch (name) {
                 case "object" -> object = JsonReads.string(p, v);
                 case "status" -> status = JsonReads.string(p, v);
-                case "error" -> {
-                    error = v == JsonToken.START_OBJECT;
-                    p.skipChildren();
+                case "error" -> error = JsonReads.isObject(p, v);
+                case "incomplete_details" ->
+                        incompleteReason = JsonReads.member(p, v, "reason", null, JsonReads::string);
+                case "output" -> {
+                    functionCall = false;
+                    JsonReads.elementMembers(p, v, this::outputItemMember);
                 }
-                case "incomplete_details" -> incompleteReason = readStringMember(p, v, "reason");
-                case "output" -> functionCall = readOutput(p, v);
-                case "usage" -> usage = v == JsonToken.START_OBJECT ? readUsage(p) : skipUsage(p);
+                case "usage" -> usage = JsonReads.object(p, v, new UsageReader());
                 default -> p.skipChildren();
             }
         }
 
-        Response build() {
+        private void outputItemMember(JsonParser p, String name, JsonToken v) throws IOException {
+            if ("type".equals(name)) {
+                String type = JsonReads.string(p, v);
+                functionCall |= "function_call".equals(type) || "custom_tool_call".equals(type);
+            } else {
+                p.skipChildren();
+            }
+        }
+
+        @Override
+        public Response build() {
             return new Response(status, incompleteReason, error, functionCall, usage);
         }
     }
 
-    private static Usage skipUsage(JsonParser p) throws IOException {
-        p.skipChildren();
-        return null;
-    }
-
-    private static String readStringMember(JsonParser p, JsonToken v, String wanted) throws IOException {
-        if (v != JsonToken.START_OBJECT) {
-            p.skipChildren();
-            return null;
-        }
-        String value = null;
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String name = p.currentName();
-            JsonToken t = p.nextToken();
-            if (wanted.equals(name)) {
-                value = JsonReads.string(p, t);
-            } else {
-                p.skipChildren();
-            }
-        }
-        return value;
-    }
-
-    private static boolean readOutput(JsonParser p, JsonToken v) throws IOException {
-        if (v != JsonToken.START_ARRAY) {
-            p.skipChildren();
-            return false;
-        }
-        boolean call = false;
-        JsonToken t;
-        while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
-            if (t != JsonToken.START_OBJECT) {
-                p.skipChildren();
-                continue;
-            }
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                String name = p.currentName();
-                JsonToken m = p.nextToken();
-                if ("type".equals(name)) {
-                    String type = JsonReads.string(p, m);
-                    call |= "function_call".equals(type) || "custom_tool_call".equals(type);
-                } else {
-                    p.skipChildren();
-                }
-            }
-        }
-        return call;
-    }
-
-    private static Usage readUsage(JsonParser p) throws IOException {
+    private static final class UsageReader implements JsonReads.ObjectReader<Usage> {
         long input = -1;
         long output = -1;
         long cached = -1;
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String name = p.currentName();
-            JsonToken v = p.nextToken();
+
+        @Override
+        public void member(JsonParser p, String name, JsonToken v) throws IOException {
             switch (name) {
                 case "input_tokens" -> input = JsonReads.longValue(p, v);
                 case "output_tokens" -> output = JsonReads.longValue(p, v);
-                case "input_tokens_details" -> cached = readCachedTokens(p, v);
+                case "input_tokens_details" ->
+                        cached = JsonReads.member(p, v, "cached_tokens", -1L, JsonReads::longValue);
                 default -> p.skipChildren();
             }
         }
-        return new Usage(input, output, cached);
-    }
 
-    private static long readCachedTokens(JsonParser p, JsonToken v) throws IOException {
-        if (v != JsonToken.START_OBJECT) {
-            p.skipChildren();
-            return -1;
+        @Override
+        public Usage build() {
+            return new Usage(input, output, cached);
         }
-        long cached = -1;
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String name = p.currentName();
-            JsonToken t = p.nextToken();
-            if ("cached_tokens".equals(name)) {
-                cached = JsonReads.longValue(p, t);
-            } else {
-                p.skipChildren();
-            }
-        }
-        return cached;
     }
 }

@@ -19,52 +19,38 @@ import java.io.IOException;
 record TgiEvent(boolean token, String finishReason, long generatedTokens, long inputLength, boolean error) {
 
     static TgiEvent parse(JsonFactory json, byte[] bytes, int offset, int length) {
-        try (JsonParser p = json.createParser(bytes, offset, length)) {
-            if (p.nextToken() != JsonToken.START_OBJECT) {
-                return null;
+        return JsonReads.parseObject(json, bytes, offset, length, false, new Reader());
+    }
+
+    private static final class Reader implements JsonReads.ObjectReader<TgiEvent> {
+        boolean token;
+        boolean error;
+        String finish;
+        long generated = -1;
+        long input = -1;
+
+        @Override
+        public void member(JsonParser p, String name, JsonToken v) throws IOException {
+            switch (name) {
+                case "token" -> token = JsonReads.isObject(p, v);
+                case "error" -> error = JsonReads.nonNull(p, v);
+                case "details" -> JsonReads.members(p, v, this::detailsMember);
+                default -> p.skipChildren();
             }
-            boolean token = false;
-            boolean error = false;
-            String finish = null;
-            long generated = -1;
-            long input = -1;
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                String name = p.currentName();
-                JsonToken v = p.nextToken();
-                switch (name) {
-                    case "token" -> {
-                        token = v == JsonToken.START_OBJECT;
-                        p.skipChildren();
-                    }
-                    case "error" -> {
-                        error = v != JsonToken.VALUE_NULL;
-                        p.skipChildren();
-                    }
-                    case "details" -> {
-                        if (v != JsonToken.START_OBJECT) {
-                            p.skipChildren();
-                            break;
-                        }
-                        while (p.nextToken() == JsonToken.FIELD_NAME) {
-                            String d = p.currentName();
-                            JsonToken t = p.nextToken();
-                            switch (d) {
-                                case "finish_reason" -> finish = JsonReads.string(p, t);
-                                case "generated_tokens" -> generated = JsonReads.longValue(p, t);
-                                case "input_length" -> input = JsonReads.longValue(p, t);
-                                default -> p.skipChildren();
-                            }
-                        }
-                    }
-                    default -> p.skipChildren();
-                }
+        }
+
+        private void detailsMember(JsonParser p, String name, JsonToken v) throws IOException {
+            switch (name) {
+                case "finish_reason" -> finish = JsonReads.string(p, v);
+                case "generated_tokens" -> generated = JsonReads.longValue(p, v);
+                case "input_length" -> input = JsonReads.longValue(p, v);
+                default -> p.skipChildren();
             }
-            if (p.currentToken() != JsonToken.END_OBJECT) {
-                return null;
-            }
+        }
+
+        @Override
+        public TgiEvent build() {
             return new TgiEvent(token, finish, generated, input, error);
-        } catch (IOException | RuntimeException e) {
-            return null;
         }
     }
 }

@@ -4,14 +4,13 @@ import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.wire.FinishReason;
 import dev.llmsidecar.wire.JsonBodyDecoder;
 import dev.llmsidecar.wire.JsonReads;
-import dev.llmsidecar.wire.RequestFields;
+import dev.llmsidecar.wire.JsonWireFormat;
 import dev.llmsidecar.wire.ServerTimings;
 import dev.llmsidecar.wire.SseDecoder;
 import dev.llmsidecar.wire.StreamDecoder;
 import dev.llmsidecar.wire.TokenEventSink;
 import dev.llmsidecar.wire.UpstreamResponse;
 import dev.llmsidecar.wire.Usage;
-import dev.llmsidecar.wire.WireFormat;
 import dev.llmsidecar.wire.openai.InspectedRequest;
 import io.vertx.core.buffer.Buffer;
 
@@ -21,47 +20,38 @@ import io.vertx.core.buffer.Buffer;
  * {@code x-prompt-tokens}, {@code x-generated-tokens}, {@code x-queue-time}, {@code x-inference-time} headers).
  * The path decides streaming; requests name no model.
  */
-public final class TgiFormat implements WireFormat {
+public final class TgiFormat extends JsonWireFormat {
 
-    private final JsonFactory json;
-    private final RequestFields fields;
     private final boolean streamPath;
 
     /** @param streamPath true for {@code /generate_stream} */
     public TgiFormat(JsonFactory json, boolean streamPath) {
-        this.json = json;
-        this.fields = new RequestFields(json);
+        super("tgi", json, streamPath);
         this.streamPath = streamPath;
     }
 
-    @Override
-    public String name() {
-        return "tgi";
-    }
-
+    /** The path decides streaming, whatever the body says. */
     @Override
     public InspectedRequest inspect(Buffer body, boolean injectUsage) {
-        InspectedRequest r = fields.inspect(body, streamPath);
+        InspectedRequest r = super.inspect(body, injectUsage);
         return new InspectedRequest(r.decodable(), r.model(), streamPath, false, false, body);
     }
 
     @Override
-    public StreamDecoder decoder(TokenEventSink sink, UpstreamResponse response) {
-        if (response.eventStream()) {
-            return new SseDecoder(sink, new Events(sink), response.maxHeldEventBytes());
-        }
+    protected StreamDecoder streamDecoder(TokenEventSink sink, UpstreamResponse response) {
+        return new SseDecoder(sink, new Events(sink), response.maxHeldEventBytes());
+    }
+
+    @Override
+    protected JsonBodyDecoder.BodyHandler bodyHandler(TokenEventSink sink, UpstreamResponse response) {
         long headerPrompt = response.longHeader("x-prompt-tokens");
         long headerGenerated = response.longHeader("x-generated-tokens");
         long queueMs = response.longHeader("x-queue-time");
         long inferenceMs = response.longHeader("x-inference-time");
-        return new JsonBodyDecoder(sink, (bytes, nanos) -> {
-            TgiEvent e = TgiEvent.parse(json, bytes, 0, bytes.length);
-            if (e == null) {
-                return false;
-            }
+        return reading(bytes -> TgiEvent.parse(json, bytes, 0, bytes.length), e -> {
             if (e.error()) {
                 sink.onStreamError();
-                return true;
+                return;
             }
             long generated = e.generatedTokens() >= 0 ? e.generatedTokens() : headerGenerated;
             long prompt = e.inputLength() >= 0 ? e.inputLength() : headerPrompt;
@@ -76,8 +66,7 @@ public final class TgiFormat implements WireFormat {
             if (finish != null) {
                 sink.onFinishReason(finish);
             }
-            return true;
-        }, response.maxBodyBytes());
+        });
     }
 
     /** The streaming side: one instance per response. */

@@ -1,5 +1,7 @@
 package dev.llmsidecar.wire.anthropic;
 
+import static dev.llmsidecar.wire.WireHarness.assertUsage;
+import static dev.llmsidecar.wire.WireHarness.decode;
 import static dev.llmsidecar.wire.WireHarness.endOfEventWith;
 import static dev.llmsidecar.wire.WireHarness.everySplit;
 import static dev.llmsidecar.wire.WireHarness.perEvent;
@@ -9,10 +11,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.support.RecordingSink;
-import dev.llmsidecar.wire.WireHarness;
 import dev.llmsidecar.wire.openai.InspectedRequest;
 import io.vertx.core.buffer.Buffer;
-import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
 /** Anthropic Messages streams, shaped after the streaming-messages documentation. */
@@ -45,11 +45,7 @@ class AnthropicMessagesFormatTest {
             + ev("message_stop", "");
 
     static RecordingSink decodeStream(String s, int... cuts) {
-        RecordingSink sink = new RecordingSink();
-        byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
-        assertThat(WireHarness.feed(FORMAT.decoder(sink, response("text/event-stream; charset=utf-8")), bytes, cuts))
-                .isEqualTo(bytes);
-        return sink;
+        return decode(FORMAT, response("text/event-stream; charset=utf-8"), s, cuts);
     }
 
     @Test
@@ -57,7 +53,7 @@ class AnthropicMessagesFormatTest {
         int firstThinking = endOfEventWith(STREAM, "Let me ", "\n\n");
         int firstText = endOfEventWith(STREAM, "\"Hello\"", "\n\n");
         int messageStart = endOfEventWith(STREAM, "message_start", "\n\n");
-        everySplit(STREAM, sink -> FORMAT.decoder(sink, response("text/event-stream")), (cut, sink) -> {
+        everySplit(STREAM, FORMAT, "text/event-stream", (cut, sink) -> {
             // the signature delta, block starts/stops, ping and message_stop are not tokens
             assertThat(sink.tokenChunks).hasSize(5);
             assertThat(sink.reasoningFlags).containsExactly(true, true, false, false, false);
@@ -65,9 +61,7 @@ class AnthropicMessagesFormatTest {
             assertThat(sink.tokenChunks.get(2)).isEqualTo(stamp(firstText, cut));
             assertThat(sink.dataChunks.get(0)).isEqualTo(stamp(messageStart, cut));
             // OpenAI-style input: uncached + cache reads + cache writes; cached = cache reads
-            assertThat(sink.usage.promptTokens()).isEqualTo(135);
-            assertThat(sink.usage.cachedTokens()).isEqualTo(100);
-            assertThat(sink.usage.completionTokens()).isEqualTo(15);
+            assertUsage(sink, 135, 15, 100);
             assertThat(sink.finishReason).isEqualTo("stop");
             assertThat(sink.undecodable).isZero();
         });
@@ -75,7 +69,7 @@ class AnthropicMessagesFormatTest {
 
     @Test
     void oneReadPerEventStampsEachDelta() {
-        RecordingSink sink = perEvent(STREAM, "\n\n", s -> FORMAT.decoder(s, response("text/event-stream")));
+        RecordingSink sink = perEvent(STREAM, "\n\n", FORMAT, "text/event-stream");
         assertThat(sink.tokenChunks).containsExactly(1003L, 1004L, 1008L, 1009L, 1010L);
         // a stream cut before message_delta has input usage but no output count
         RecordingSink partial = decodeStream(STREAM.substring(0, STREAM.indexOf("event: message_delta")));
@@ -129,16 +123,13 @@ class AnthropicMessagesFormatTest {
                 + "\"content\":[{\"type\":\"thinking\",\"thinking\":\"...\",\"signature\":\"x\"},{\"type\":\"text\","
                 + "\"text\":\"Hi!\"}],\"stop_reason\":\"end_turn\",\"stop_sequence\":null,\"usage\":{\"input_tokens\":12,"
                 + "\"cache_creation_input_tokens\":0,\"cache_read_input_tokens\":8,\"output_tokens\":30}}";
-        everySplit(body, sink -> FORMAT.decoder(sink, response("application/json")), (cut, sink) -> {
+        everySplit(body, FORMAT, "application/json", (cut, sink) -> {
             assertThat(sink.tokenChunks).isEmpty();
-            assertThat(sink.usage.promptTokens()).isEqualTo(20);
-            assertThat(sink.usage.cachedTokens()).isEqualTo(8);
-            assertThat(sink.usage.completionTokens()).isEqualTo(30);
+            assertUsage(sink, 20, 30, 8);
             assertThat(sink.finishReason).isEqualTo("stop");
         });
-        RecordingSink error = new RecordingSink();
-        WireHarness.feed(FORMAT.decoder(error, response("application/json")),
-                "{\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"x\"}}".getBytes(StandardCharsets.UTF_8));
+        RecordingSink error = decode(FORMAT, response("application/json"),
+                "{\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"x\"}}");
         assertThat(error.streamErrors).isEqualTo(1);
     }
 

@@ -1,5 +1,7 @@
 package dev.llmsidecar.wire.llamacpp;
 
+import static dev.llmsidecar.wire.WireHarness.assertUsage;
+import static dev.llmsidecar.wire.WireHarness.decode;
 import static dev.llmsidecar.wire.WireHarness.endOfEventWith;
 import static dev.llmsidecar.wire.WireHarness.everySplit;
 import static dev.llmsidecar.wire.WireHarness.response;
@@ -8,8 +10,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.support.RecordingSink;
-import dev.llmsidecar.wire.WireHarness;
-import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
 /** llama.cpp server /completion, shaped after tools/server/README.md. */
@@ -36,12 +36,10 @@ class LlamaCppFormatTest {
     @Test
     void contentEventsAreTokensAndTheFinalEventHasUsageAndTimingsAtEverySplitPoint() {
         int first = endOfEventWith(STREAM, "\" upon\"", "\n\n");
-        everySplit(STREAM, sink -> FORMAT.decoder(sink, response("text/event-stream")), (cut, sink) -> {
+        everySplit(STREAM, FORMAT, "text/event-stream", (cut, sink) -> {
             assertThat(sink.tokenChunks).hasSize(4);
             assertThat(sink.tokenChunks.get(0)).isEqualTo(stamp(first, cut));
-            assertThat(sink.usage.completionTokens()).isEqualTo(4);
-            assertThat(sink.usage.promptTokens()).isEqualTo(9);
-            assertThat(sink.usage.cachedTokens()).isEqualTo(3);
+            assertUsage(sink, 9, 4, 3);
             assertThat(sink.finishReason).isEqualTo("length");
             assertThat(sink.serverTimings.firstTokenNanos()).isEqualTo(20_500_000L);
             assertThat(sink.serverTimings.decodeNanos()).isEqualTo(60_250_000L);
@@ -53,9 +51,7 @@ class LlamaCppFormatTest {
     void olderServersStopFlagsAndTimingsOnlyCounts() {
         String s = content("x") + "data: {\"content\":\"\",\"stop\":true,\"stopped_eos\":true,\"stopped_limit\":false,"
                 + "\"timings\":{\"prompt_n\":5,\"prompt_ms\":7,\"predicted_n\":1,\"predicted_ms\":2}}\n\n";
-        RecordingSink sink = new RecordingSink();
-        byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
-        assertThat(WireHarness.feed(FORMAT.decoder(sink, response("text/event-stream")), bytes, 3)).isEqualTo(bytes);
+        RecordingSink sink = decode(FORMAT, response("text/event-stream"), s, 3);
         assertThat(sink.finishReason).isEqualTo("stop");
         assertThat(sink.usage.completionTokens()).isEqualTo(1);
         assertThat(sink.usage.promptTokens()).isEqualTo(5);
@@ -65,9 +61,7 @@ class LlamaCppFormatTest {
     void errorsAndMalformedEvents() {
         String s = content("x") + "data: {\"error\":{\"code\":500,\"message\":\"slot unavailable\",\"type\":\"server_error\"}}\n\n"
                 + "data: {\"content\":\n\n";
-        RecordingSink sink = new RecordingSink();
-        byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
-        assertThat(WireHarness.feed(FORMAT.decoder(sink, response("text/event-stream")), bytes, 50)).isEqualTo(bytes);
+        RecordingSink sink = decode(FORMAT, response("text/event-stream"), s, 50);
         assertThat(sink.streamErrors).isEqualTo(1);
         assertThat(sink.undecodable).isEqualTo(1);
     }
@@ -75,7 +69,7 @@ class LlamaCppFormatTest {
     @Test
     void nonStreamingCompletion() {
         String body = FINAL.substring("data: ".length(), FINAL.length() - 2).replace("\"content\":\"\"", "\"content\":\" upon a time\"");
-        everySplit(body, sink -> FORMAT.decoder(sink, response("application/json; charset=utf-8")), (cut, sink) -> {
+        everySplit(body, FORMAT, "application/json; charset=utf-8", (cut, sink) -> {
             assertThat(sink.tokenChunks).isEmpty();
             assertThat(sink.usage.completionTokens()).isEqualTo(4);
             assertThat(sink.serverTimings.firstTokenNanos()).isEqualTo(20_500_000L);
@@ -86,7 +80,7 @@ class LlamaCppFormatTest {
     @Test
     void theNonStandardErrorLineIsAStreamError() {
         String s = content("x") + "error: {\"code\":500,\"message\":\"context shift is disabled\",\"type\":\"server_error\"}\n\n";
-        everySplit(s, sink -> FORMAT.decoder(sink, response("text/event-stream")), (cut, sink) -> {
+        everySplit(s, FORMAT, "text/event-stream", (cut, sink) -> {
             assertThat(sink.streamErrors).isEqualTo(1);
             assertThat(sink.tokenChunks).hasSize(1);
             assertThat(sink.undecodable).isZero();

@@ -1,5 +1,6 @@
 package dev.llmsidecar.wire.ollama;
 
+import static dev.llmsidecar.wire.WireHarness.decode;
 import static dev.llmsidecar.wire.WireHarness.endOfEventWith;
 import static dev.llmsidecar.wire.WireHarness.everySplit;
 import static dev.llmsidecar.wire.WireHarness.perEvent;
@@ -9,10 +10,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.support.RecordingSink;
-import dev.llmsidecar.wire.WireHarness;
 import dev.llmsidecar.wire.openai.InspectedRequest;
 import io.vertx.core.buffer.Buffer;
-import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
 /** Ollama native NDJSON, shaped after ollama/docs/api.md. */
@@ -39,18 +38,11 @@ class OllamaFormatTest {
             + chat("{\"role\":\"assistant\",\"content\":\" is blue.\"}")
             + DONE_CHAT;
 
-    static RecordingSink decode(String contentType, String s, int... cuts) {
-        RecordingSink sink = new RecordingSink();
-        byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
-        assertThat(WireHarness.feed(FORMAT.decoder(sink, response(contentType)), bytes, cuts)).isEqualTo(bytes);
-        return sink;
-    }
-
     @Test
     void chatThinkingAndContentLinesAtEverySplitPoint() {
         int firstThinking = endOfEventWith(CHAT, "Hmm", "\n");
         int firstAnswer = endOfEventWith(CHAT, "\"The\"", "\n");
-        everySplit(CHAT, sink -> FORMAT.decoder(sink, response(NDJSON)), (cut, sink) -> {
+        everySplit(CHAT, FORMAT, NDJSON, (cut, sink) -> {
             assertThat(sink.tokenChunks).hasSize(5);
             assertThat(sink.reasoningFlags).containsExactly(true, true, false, false, false);
             assertThat(sink.tokenChunks.get(0)).isEqualTo(stamp(firstThinking, cut));
@@ -73,7 +65,7 @@ class OllamaFormatTest {
                 + "{\"model\":\"llama3.2\",\"created_at\":\"2023-08-04T19:22:45.499127Z\",\"response\":\"\",\"done\":true,"
                 + "\"done_reason\":\"length\",\"context\":[1,2,3],\"total_duration\":10706818083,\"load_duration\":6338219291,"
                 + "\"prompt_eval_count\":26,\"prompt_eval_duration\":130079000,\"eval_count\":2,\"eval_duration\":4232710000}\n";
-        RecordingSink sink = perEvent(s, "\n", d -> FORMAT.decoder(d, response(NDJSON)));
+        RecordingSink sink = perEvent(s, "\n", FORMAT, NDJSON);
         assertThat(sink.tokenChunks).containsExactly(1000L, 1001L);
         assertThat(sink.dataChunks).containsExactly(1000L, 1001L, 1002L);
         assertThat(sink.usage.completionTokens()).isEqualTo(2);
@@ -85,7 +77,7 @@ class OllamaFormatTest {
     void toolCallsAreAnswerTokensAndFinishAsToolCalls() {
         String s = chat("{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{\"function\":{\"name\":\"get_weather\","
                 + "\"arguments\":{\"city\":\"Tokyo\"}}}]}") + DONE_CHAT;
-        RecordingSink sink = decode(NDJSON, s, 30);
+        RecordingSink sink = decode(FORMAT, response(NDJSON), s, 30);
         assertThat(sink.tokenChunks).hasSize(1);
         assertThat(sink.reasoningFlags).containsExactly(false);
         assertThat(sink.finishReason).isEqualTo("tool_calls");
@@ -95,7 +87,7 @@ class OllamaFormatTest {
     void errorLinesMalformedLinesAndCrlf() {
         String s = chat("{\"role\":\"assistant\",\"content\":\"a\"}").replace("\n", "\r\n") + "\n{\"error\":\"model crashed\"}\n"
                 + "{broken\n";
-        RecordingSink sink = decode(NDJSON, s, 12);
+        RecordingSink sink = decode(FORMAT, response(NDJSON), s, 12);
         assertThat(sink.tokenChunks).hasSize(1);
         assertThat(sink.streamErrors).isEqualTo(1);
         assertThat(sink.undecodable).isEqualTo(1);
@@ -107,7 +99,7 @@ class OllamaFormatTest {
                 + "\"done\":true,\"done_reason\":\"stop\",\"context\":[1,2,3],\"total_duration\":5043500667,"
                 + "\"load_duration\":5025959,\"prompt_eval_count\":26,\"prompt_eval_duration\":325953000,"
                 + "\"eval_count\":290,\"eval_duration\":4709213000}";
-        everySplit(body, sink -> FORMAT.decoder(sink, response("application/json; charset=utf-8")), (cut, sink) -> {
+        everySplit(body, FORMAT, "application/json; charset=utf-8", (cut, sink) -> {
             assertThat(sink.tokenChunks).isEmpty();
             assertThat(sink.usage.completionTokens()).isEqualTo(290);
             assertThat(sink.usage.promptTokens()).isEqualTo(26);

@@ -1,5 +1,7 @@
 package dev.llmsidecar.wire.openai;
 
+import static dev.llmsidecar.wire.WireHarness.assertUsage;
+import static dev.llmsidecar.wire.WireHarness.decode;
 import static dev.llmsidecar.wire.WireHarness.endOfEventWith;
 import static dev.llmsidecar.wire.WireHarness.everySplit;
 import static dev.llmsidecar.wire.WireHarness.perEvent;
@@ -9,9 +11,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.support.RecordingSink;
-import dev.llmsidecar.wire.WireHarness;
 import io.vertx.core.buffer.Buffer;
-import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
 /** OpenAI Responses API streams, shaped after the API reference's streaming events. */
@@ -62,11 +62,7 @@ class OpenAiResponsesFormatTest {
             + "\"output_tokens_details\":{\"reasoning_tokens\":20},\"total_tokens\":61}}");
 
     static RecordingSink decodeStream(String s, int... cuts) {
-        RecordingSink sink = new RecordingSink();
-        byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
-        assertThat(WireHarness.feed(FORMAT.decoder(sink, response("text/event-stream; charset=utf-8")), bytes, cuts))
-                .isEqualTo(bytes);
-        return sink;
+        return decode(FORMAT, response("text/event-stream; charset=utf-8"), s, cuts);
     }
 
     @Test
@@ -74,15 +70,13 @@ class OpenAiResponsesFormatTest {
         int firstReasoning = endOfEventWith(STREAM, "**Thinking**\"", "\n\n");
         int firstAnswer = endOfEventWith(STREAM, "\"Hel\"", "\n\n");
         int firstEvent = endOfEventWith(STREAM, "response.created", "\n\n");
-        everySplit(STREAM, sink -> FORMAT.decoder(sink, response("text/event-stream")), (cut, sink) -> {
+        everySplit(STREAM, FORMAT, "text/event-stream", (cut, sink) -> {
             assertThat(sink.tokenChunks).hasSize(5);
             assertThat(sink.reasoningFlags).containsExactly(true, true, false, false, false);
             assertThat(sink.tokenChunks.get(0)).isEqualTo(stamp(firstReasoning, cut));
             assertThat(sink.tokenChunks.get(2)).isEqualTo(stamp(firstAnswer, cut));
             assertThat(sink.dataChunks.get(0)).isEqualTo(stamp(firstEvent, cut));
-            assertThat(sink.usage.promptTokens()).isEqualTo(36);
-            assertThat(sink.usage.completionTokens()).isEqualTo(25);
-            assertThat(sink.usage.cachedTokens()).isEqualTo(4);
+            assertUsage(sink, 36, 25, 4);
             assertThat(sink.finishReason).isEqualTo("stop");
             assertThat(sink.undecodable).isZero();
             assertThat(sink.streamErrors).isZero();
@@ -91,7 +85,7 @@ class OpenAiResponsesFormatTest {
 
     @Test
     void oneReadPerEventStampsEachDelta() {
-        RecordingSink sink = perEvent(STREAM, "\n\n", s -> FORMAT.decoder(s, response("text/event-stream")));
+        RecordingSink sink = perEvent(STREAM, "\n\n", FORMAT, "text/event-stream");
         // events 0..14 arrive at 1000..1014; deltas are events 4, 5, 9, 10, 11
         assertThat(sink.tokenChunks).containsExactly(1004L, 1005L, 1009L, 1010L, 1011L);
         assertThat(sink.dataChunks.get(0)).isEqualTo(1000L);
@@ -156,11 +150,9 @@ class OpenAiResponsesFormatTest {
                 + "\"text\":\"In a peaceful grove...\",\"annotations\":[]}]}],\"usage\":{\"input_tokens\":36,"
                 + "\"input_tokens_details\":{\"cached_tokens\":0},\"output_tokens\":87,\"output_tokens_details\":"
                 + "{\"reasoning_tokens\":0},\"total_tokens\":123}}";
-        everySplit(body, sink -> FORMAT.decoder(sink, response("application/json")), (cut, sink) -> {
+        everySplit(body, FORMAT, "application/json", (cut, sink) -> {
             assertThat(sink.tokenChunks).isEmpty();
-            assertThat(sink.usage.promptTokens()).isEqualTo(36);
-            assertThat(sink.usage.completionTokens()).isEqualTo(87);
-            assertThat(sink.usage.cachedTokens()).isZero();
+            assertUsage(sink, 36, 87, 0);
             assertThat(sink.finishReason).isEqualTo("stop");
         });
     }

@@ -1,5 +1,6 @@
 package dev.llmsidecar.wire.tgi;
 
+import static dev.llmsidecar.wire.WireHarness.decode;
 import static dev.llmsidecar.wire.WireHarness.endOfEventWith;
 import static dev.llmsidecar.wire.WireHarness.everySplit;
 import static dev.llmsidecar.wire.WireHarness.response;
@@ -8,10 +9,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.support.RecordingSink;
-import dev.llmsidecar.wire.WireHarness;
 import io.vertx.core.MultiMap;
 import io.vertx.core.buffer.Buffer;
-import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
 /** TGI /generate_stream and /generate, shaped after TGI's OpenAPI (StreamResponse, GenerateResponse). */
@@ -34,7 +33,7 @@ class TgiFormatTest {
     @Test
     void everyTokenEventIsOneTokenAtEverySplitPoint() {
         int first = endOfEventWith(STREAM, "\"Hello\"", "\n\n");
-        everySplit(STREAM, sink -> STREAM_FORMAT.decoder(sink, response("text/event-stream")), (cut, sink) -> {
+        everySplit(STREAM, STREAM_FORMAT, "text/event-stream", (cut, sink) -> {
             assertThat(sink.tokenChunks).hasSize(3);
             assertThat(sink.cumulative).containsExactly(1L, 2L, 3L);
             assertThat(sink.tokenChunks.get(0)).isEqualTo(stamp(first, cut));
@@ -49,10 +48,7 @@ class TgiFormatTest {
     void errorEventsAndMalformedEvents() {
         String s = token(1, "a", false, null) + "data:{\"error\":\"Request failed during generation: out of memory\","
                 + "\"error_type\":\"generation\"}\n\n" + "data:{\"index\":2,\"token\":\n\n";
-        RecordingSink sink = new RecordingSink();
-        byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
-        assertThat(WireHarness.feed(STREAM_FORMAT.decoder(sink, response("text/event-stream")), bytes, 9, 90))
-                .isEqualTo(bytes);
+        RecordingSink sink = decode(STREAM_FORMAT, response("text/event-stream"), s, 9, 90);
         assertThat(sink.streamErrors).isEqualTo(1);
         assertThat(sink.undecodable).isEqualTo(1);
         assertThat(sink.tokenChunks).hasSize(1);
@@ -63,7 +59,7 @@ class TgiFormatTest {
         String body = "{\"generated_text\":\"test\",\"details\":{\"finish_reason\":\"length\",\"generated_tokens\":20,"
                 + "\"seed\":null,\"prefill\":[{\"id\":0,\"logprob\":null,\"text\":\"<s>\"}],\"tokens\":[{\"id\":1,"
                 + "\"logprob\":-0.3,\"special\":false,\"text\":\"test\"}]}}";
-        everySplit(body, sink -> FORMAT.decoder(sink, response("application/json")), (cut, sink) -> {
+        everySplit(body, FORMAT, "application/json", (cut, sink) -> {
             assertThat(sink.tokenChunks).isEmpty();
             assertThat(sink.usage.completionTokens()).isEqualTo(20);
             assertThat(sink.finishReason).isEqualTo("length");
@@ -76,9 +72,8 @@ class TgiFormatTest {
                 .add("x-total-time", "1210").add("x-validation-time", "1").add("x-queue-time", "12")
                 .add("x-inference-time", "1197").add("x-time-per-token", "59").add("x-prompt-tokens", "5")
                 .add("x-generated-tokens", "20");
-        RecordingSink sink = new RecordingSink();
-        byte[] body = "{\"generated_text\":\" Deep learning is ...\"}".getBytes(StandardCharsets.UTF_8);
-        assertThat(WireHarness.feed(FORMAT.decoder(sink, response("application/json", headers)), body, 10)).isEqualTo(body);
+        RecordingSink sink = decode(FORMAT, response("application/json", headers),
+                "{\"generated_text\":\" Deep learning is ...\"}", 10);
         assertThat(sink.usage.promptTokens()).isEqualTo(5);
         assertThat(sink.usage.completionTokens()).isEqualTo(20);
         assertThat(sink.serverTimings.queueNanos()).isEqualTo(12_000_000L);
