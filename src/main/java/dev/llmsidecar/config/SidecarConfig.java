@@ -29,6 +29,8 @@ public interface SidecarConfig {
 
     Demo demo();
 
+    Otel otel();
+
     interface Upstream {
         /** Base URL of the inference server, e.g. http://127.0.0.1:8000. A path prefix is prepended to every request. */
         URI url();
@@ -73,6 +75,17 @@ public interface SidecarConfig {
          */
         @WithDefault("1048576")
         int maxHeldEventBytes();
+    }
+
+    /**
+     * Sidecar-specific OpenTelemetry settings. The SDK itself (endpoint, protocol, headers, interval, sampler,
+     * queue sizes) is configured by the standard OTEL_* variables or otel.* / quarkus.otel.* properties; see
+     * docs/otel.md.
+     */
+    interface Otel {
+        /** gen_ai.provider.name on spans and OTLP metrics: the API the clients speak. */
+        @WithDefault("openai")
+        String providerName();
     }
 
     interface Metrics {

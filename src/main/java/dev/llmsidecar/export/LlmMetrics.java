@@ -70,16 +70,31 @@ public final class LlmMetrics {
                 "Time from a response chunk's arrival from upstream until it was written to the client socket");
     }
 
+    /** Latency bucket bounds in seconds, SLO thresholds included (the OTLP histograms use the same). */
+    public List<Double> latencyBoundsSeconds() {
+        return java.util.Arrays.stream(latencyBuckets).map(d -> d.toNanos() / 1e9).toList();
+    }
+
+    /** Token-count bucket bounds. */
+    public List<Long> tokenBounds() {
+        return java.util.Arrays.stream(tokenBuckets).mapToObj(b -> (long) b).toList();
+    }
+
     /** The model label for a request model name (bounded; see {@link ModelLabels}). */
     public String modelLabel(String model) {
         return models.label(model);
     }
 
-    /** Starts the live part of an LLM request: in-flight and waiting gauges, TTFT / chunk timers. */
-    public RequestTimeline.LiveListener requestStarted(String model, String operation, boolean streaming) {
+    /**
+     * Starts the live part of an LLM request: in-flight and waiting gauges, TTFT / chunk timers.
+     *
+     * @param format the wire format's name (docs/formats.md), kept for the per-format undecodable counter
+     */
+    public RequestTimeline.LiveListener requestStarted(String model, String operation, String format,
+            boolean streaming) {
         maxInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
         waitingFirstToken.incrementAndGet();
-        return new LiveRequest(live.computeIfAbsent(new LiveKey(model, operation, streaming), this::newLive));
+        return new LiveRequest(live.computeIfAbsent(new LiveKey(model, operation, streaming), this::newLive), format);
     }
 
     /** Records everything that is final only when the request ended. */
@@ -120,6 +135,10 @@ public final class LlmMetrics {
                 }
             }
         }
+        if (engine != null && engine.decodeNanos() >= 0) {
+            lazyTimer("llm_sidecar.engine_reported_decode", "Engine-reported time generating the output tokens",
+                    "model", model, "operation", operation).record(engine.decodeNanos(), TimeUnit.NANOSECONDS);
+        }
         if (r.upstreamHeadersNanos() >= 0) {
             m.live.upstreamHeaders.record(r.upstreamHeadersNanos(), TimeUnit.NANOSECONDS);
         }
@@ -152,7 +171,7 @@ public final class LlmMetrics {
         if (r.undecodableChunks() > 0) {
             cache.counter("llm_sidecar.undecodable_chunks",
                     "Response chunks or bodies that could not be decoded (forwarded untouched)",
-                    "operation", operation).increment(r.undecodableChunks());
+                    "operation", operation, "format", ((LiveRequest) listener).format).increment(r.undecodableChunks());
         }
     }
 
@@ -233,6 +252,8 @@ public final class LlmMetrics {
         Timer ttfc;
         Timer chunkGap;
         Timer upstreamHeaders;
+        Timer firstReasoning;
+        Timer firstAnswer;
     }
 
     private Live newLive(LiveKey k) {
@@ -245,6 +266,10 @@ public final class LlmMetrics {
                     "Request received to first chunk of any kind (role-only prelude included)");
             l.chunkGap = latencyTimer("gen_ai.client.operation.time_per_output_chunk", tags,
                     "Raw gap between successive token-bearing chunks");
+            l.firstReasoning = latencyTimer("llm_sidecar.time_to_first_reasoning_token", tags,
+                    "Request received to first reasoning (thinking) chunk; TTFT is the first of reasoning or answer");
+            l.firstAnswer = latencyTimer("llm_sidecar.time_to_first_answer_token", tags,
+                    "Request received to first answer chunk (content, refusal or tool call)");
         }
         l.upstreamHeaders = latencyTimer("llm_sidecar.time_to_upstream_headers", tags,
                 "Request received to upstream response headers");
@@ -296,10 +321,26 @@ public final class LlmMetrics {
     /** Per-request live recorder; decrements the waiting gauge exactly once. */
     private final class LiveRequest implements RequestTimeline.LiveListener {
         private final Live meters;
+        private final String format;
         private boolean waiting = true;
 
-        LiveRequest(Live meters) {
+        LiveRequest(Live meters, String format) {
             this.meters = meters;
+            this.format = format;
+        }
+
+        @Override
+        public void onFirstReasoningToken(long nanos) {
+            if (meters.firstReasoning != null) {
+                meters.firstReasoning.record(nanos, TimeUnit.NANOSECONDS);
+            }
+        }
+
+        @Override
+        public void onFirstAnswerToken(long nanos) {
+            if (meters.firstAnswer != null) {
+                meters.firstAnswer.record(nanos, TimeUnit.NANOSECONDS);
+            }
         }
 
         @Override

@@ -1,15 +1,17 @@
 package dev.llmsidecar.export;
 
+import dev.llmsidecar.export.otel.OtelMetrics;
 import dev.llmsidecar.slo.GoodputWindows;
 import dev.llmsidecar.slo.SloEvaluator;
 import dev.llmsidecar.slo.SloPolicy;
 import dev.llmsidecar.slo.SloVerdict;
 import dev.llmsidecar.timeline.RequestResult;
 import dev.llmsidecar.timeline.RequestTimeline;
+import dev.llmsidecar.wire.LlmOperation;
 
 /**
- * Where a finished LLM request goes: latency and token series, the SLO verdict (goodput, attainment) and the
- * live windows. One place, so every exporter sees the same result and verdict.
+ * Where an LLM request's measurements go: latency and token series (Prometheus and OTLP), the SLO verdict
+ * (goodput, attainment) and the live windows. One place, so every exporter sees the same result and verdict.
  */
 public final class RequestReporter {
 
@@ -18,14 +20,16 @@ public final class RequestReporter {
     private final SloMetrics sloMetrics;
     private final GoodputWindows goodput;
     private final LiveWindows windows;
+    private final OtelMetrics otelMetrics;
 
     public RequestReporter(LlmMetrics metrics, SloPolicy policy, SloMetrics sloMetrics, GoodputWindows goodput,
-            LiveWindows windows) {
+            LiveWindows windows, OtelMetrics otelMetrics) {
         this.metrics = metrics;
         this.policy = policy;
         this.sloMetrics = sloMetrics;
         this.goodput = goodput;
         this.windows = windows;
+        this.otelMetrics = otelMetrics;
     }
 
     public LlmMetrics metrics() {
@@ -36,17 +40,27 @@ public final class RequestReporter {
         return policy;
     }
 
+    /** Starts the live measurements of a request (in-flight and waiting gauges, TTFT and chunk gaps as they happen). */
+    public RequestTimeline.LiveListener started(String modelLabel, LlmOperation operation, boolean streaming) {
+        return otelMetrics.live(modelLabel, operation.label(), operation.format().providerName(), streaming,
+                metrics.requestStarted(modelLabel, operation.label(), operation.format().name(), streaming));
+    }
+
     /**
      * @param modelName the model as the client named it (objectives match on it)
      * @param modelLabel its bounded label
+     * @param live what {@link #started} returned for this request
      */
-    public SloVerdict finished(String modelName, String modelLabel, String operation, String sloClass,
+    public SloVerdict finished(String modelName, String modelLabel, LlmOperation operation, String sloClass,
             RequestTimeline.LiveListener live, RequestResult result) {
-        metrics.requestFinished(modelLabel, operation, live, result);
+        metrics.requestFinished(modelLabel, operation.label(),
+                live instanceof OtelMetrics.LiveRecorder recorder ? recorder.next() : live, result);
         SloVerdict verdict = SloEvaluator.evaluate(result, policy.applicable(modelName, sloClass));
         sloMetrics.record(modelLabel, sloClass, result.outputTokens(), verdict);
         goodput.record(modelLabel, sloClass, verdict.good(), result.outputTokens());
         windows.record(modelLabel, result);
+        otelMetrics.finished(modelLabel, operation.label(), operation.format().providerName(), sloClass, result,
+                verdict);
         return verdict;
     }
 }

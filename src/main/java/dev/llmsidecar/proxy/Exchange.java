@@ -1,12 +1,13 @@
 package dev.llmsidecar.proxy;
 
 import dev.llmsidecar.export.ModelLabels;
+import dev.llmsidecar.export.otel.RequestSpan;
 import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.timeline.RequestTimeline;
 import dev.llmsidecar.wire.LlmOperation;
 import dev.llmsidecar.wire.StreamDecoder;
+import dev.llmsidecar.wire.UpstreamResponse;
 import dev.llmsidecar.wire.openai.InspectedRequest;
-import dev.llmsidecar.wire.openai.OpenAiJsonDecoder;
 import dev.llmsidecar.wire.openai.OpenAiSseDecoder;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.vertx.core.AsyncResult;
@@ -20,6 +21,7 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.http.RequestOptions;
+import io.opentelemetry.context.Scope;
 import java.util.Set;
 import java.util.concurrent.TimeoutException;
 import org.jboss.logging.Logger;
@@ -60,6 +62,7 @@ final class Exchange {
     private RequestTimeline.LiveListener live;
     private StreamDecoder decoder;
     private OpenAiSseDecoder sseDecoder;
+    private RequestSpan span = RequestSpan.NOOP;
 
     Exchange(ProxyHandler proxy, HttpServerRequest request, long receivedNanos, LlmOperation operation) {
         this.proxy = proxy;
@@ -72,6 +75,8 @@ final class Exchange {
     void start() {
         if (operation != null) {
             sloClass = proxy.reporter.policy().sloClass(request.getHeader(proxy.reporter.policy().classHeader()));
+            span = proxy.tracing.start(request.headers(), operation.label(), operation.format().providerName(),
+                    request.method().name(), request.path(), receivedNanos);
         }
         response.closeHandler(v -> onClientGone());
         request.exceptionHandler(t -> onClientGone());
@@ -112,13 +117,14 @@ final class Exchange {
             }
         });
         request.endHandler(v -> {
-            InspectedRequest inspected = proxy.inspector.inspect(body, proxy.config.llm().injectIncludeUsage());
+            InspectedRequest inspected = operation.format().inspect(body, proxy.config.llm().injectIncludeUsage());
             if (!inspected.decodable()) {
                 proxy.metrics.bodyNotInspected("not_json");
             }
             modelName = inspected.model();
             model = proxy.metrics.modelLabel(modelName);
             streamRequested = inspected.stream();
+            span.request(modelName, streamRequested);
             usageInjected = inspected.usageInjected();
             if (usageInjected) {
                 proxy.metrics.usageInjected();
@@ -131,7 +137,7 @@ final class Exchange {
 
     private void startTimeline(boolean streaming) {
         if (timeline == null) {
-            live = proxy.metrics.requestStarted(model, operation.label(), streaming);
+            live = proxy.reporter.started(model, operation, streaming);
             timeline = new RequestTimeline(receivedNanos, streaming, live);
         }
     }
@@ -143,6 +149,7 @@ final class Exchange {
     private void sendUpstream(Buffer body, io.vertx.core.streams.ReadStream<Buffer> rest, Set<String> skip) {
         MultiMap headers = HttpHeaders.headers();
         ForwardedHeaders.copy(request.headers(), headers, skip);
+        span.inject(headers);
         headers.set(HttpHeaderNames.HOST, proxy.config.upstream().preserveHost() && request.authority() != null
                 ? request.authority().toString() : proxy.target.authority());
         RequestOptions options = new RequestOptions()
@@ -200,17 +207,15 @@ final class Exchange {
             response.setChunked(true);
         }
         if (operation != null) {
-            boolean eventStream = isEventStream(upstreamResponse.getHeader(HttpHeaders.CONTENT_TYPE));
-            startTimeline(eventStream);
+            String contentType = upstreamResponse.getHeader(HttpHeaders.CONTENT_TYPE);
+            startTimeline(operation.format().streamingResponse(contentType));
             timeline.onUpstreamHeaders(now);
             if (status < 300) {
-                if (eventStream) {
-                    sseDecoder = new OpenAiSseDecoder(timeline, proxy.chunkParser, usageInjected && !hasLength,
-                            proxy.config.llm().maxHeldEventBytes());
-                    decoder = sseDecoder;
-                } else {
-                    decoder = new OpenAiJsonDecoder(timeline, proxy.chunkParser,
-                            proxy.config.llm().maxInspectedBodyBytes());
+                decoder = operation.format().decoder(timeline, new UpstreamResponse(contentType,
+                        upstreamResponse.headers(), hasLength, usageInjected, proxy.config.llm().maxHeldEventBytes(),
+                        proxy.config.llm().maxInspectedBodyBytes()));
+                if (decoder instanceof OpenAiSseDecoder openAi) {
+                    sseDecoder = openAi;
                 }
             }
         }
@@ -257,7 +262,15 @@ final class Exchange {
     private void onUpstreamChunk(Buffer chunk) {
         long arrived = System.nanoTime();
         lastUpstreamActivity = arrived;
-        Buffer out = decoder == null ? chunk : decoder.onChunk(chunk, arrived);
+        Buffer out;
+        if (decoder == null) {
+            out = chunk;
+        } else {
+            // the request's span is current while its measurements are recorded: histogram exemplars point to it
+            try (Scope scope = span.makeCurrent()) {
+                out = decoder.onChunk(chunk, arrived);
+            }
+        }
         if (out.length() > 0) {
             lastWrite = response.write(out);
             lastWrite.onSuccess(v -> proxy.metrics.chunkWritten(System.nanoTime() - arrived));
@@ -280,7 +293,10 @@ final class Exchange {
         }
         long now = System.nanoTime();
         if (decoder != null) {
-            Buffer rest = decoder.onEnd(now);
+            Buffer rest;
+            try (Scope scope = span.makeCurrent()) {
+                rest = decoder.onEnd(now);
+            }
             if (rest.length() > 0) {
                 response.write(rest);
             }
@@ -367,7 +383,10 @@ final class Exchange {
                 startTimeline(streamRequested);
             }
             var result = timeline.finish(nanos, outcome, status);
-            proxy.reporter.finished(modelName, model, operation.label(), sloClass, live, result);
+            try (Scope scope = span.makeCurrent()) {
+                var verdict = proxy.reporter.finished(modelName, model, operation, sloClass, live, result);
+                span.finish(nanos, result, verdict, sloClass);
+            }
             if (sseDecoder != null && sseDecoder.strippedEvents() > 0) {
                 proxy.metrics.usageChunkStripped();
             }
@@ -376,9 +395,5 @@ final class Exchange {
 
     private static String statusClass(int status) {
         return status <= 0 ? "none" : (status / 100) + "xx";
-    }
-
-    private static boolean isEventStream(String contentType) {
-        return contentType != null && contentType.regionMatches(true, 0, "text/event-stream", 0, 17);
     }
 }

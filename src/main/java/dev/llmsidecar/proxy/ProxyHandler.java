@@ -4,9 +4,8 @@ import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.export.LlmMetrics;
 import dev.llmsidecar.export.RequestReporter;
-import dev.llmsidecar.wire.LlmOperation;
-import dev.llmsidecar.wire.openai.OpenAiChunkParser;
-import dev.llmsidecar.wire.openai.OpenAiRequestInspector;
+import dev.llmsidecar.export.otel.RequestTracing;
+import dev.llmsidecar.wire.LlmRoutes;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
@@ -34,21 +33,24 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
     final RequestReporter reporter;
     final HttpClient client;
     final UpstreamTarget target;
-    final OpenAiRequestInspector inspector;
-    final OpenAiChunkParser chunkParser;
+    final LlmRoutes routes;
+    final RequestTracing tracing;
     /** Requests whose response has not ended (or whose connection has not closed) yet. */
     private final AtomicInteger inFlight = new AtomicInteger();
     private volatile boolean draining;
 
     public ProxyHandler(Vertx vertx, SidecarConfig config, RequestReporter reporter) {
+        this(vertx, config, reporter, RequestTracing.OFF);
+    }
+
+    public ProxyHandler(Vertx vertx, SidecarConfig config, RequestReporter reporter, RequestTracing tracing) {
         this.vertx = vertx;
+        this.tracing = tracing;
         this.config = config;
         this.reporter = reporter;
         this.metrics = reporter.metrics();
         this.target = UpstreamTarget.of(config.upstream().url());
-        JsonFactory json = new JsonFactory();
-        this.inspector = new OpenAiRequestInspector(json);
-        this.chunkParser = new OpenAiChunkParser(json);
+        this.routes = new LlmRoutes(new JsonFactory());
         HttpClientOptions options = new HttpClientOptions()
                 .setDefaultHost(target.host())
                 .setDefaultPort(target.port())
@@ -70,14 +72,14 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
             request.response().setStatusCode(503).putHeader("connection", "close").putHeader("retry-after", "1")
                     .putHeader("content-type", "application/json").putHeader("x-llm-sidecar-error", "shutting_down")
                     .end("{\"error\":{\"message\":\"llm-sidecar: shutting down\",\"type\":\"unavailable\",\"code\":503}}");
-            metrics.httpRequest(LlmOperation.match(request.method(), request.path()) == null ? "other" : "llm", "5xx");
+            metrics.httpRequest(routes.match(request.method(), request.path()) == null ? "other" : "llm", "5xx");
             return;
         }
         inFlight.incrementAndGet();
         // the end handler also runs when the connection closes before the response ended
         request.response().endHandler(v -> inFlight.decrementAndGet());
         request.pause();
-        new Exchange(this, request, receivedNanos, LlmOperation.match(request.method(), request.path())).start();
+        new Exchange(this, request, receivedNanos, routes.match(request.method(), request.path())).start();
     }
 
     /** Requests in progress (responses not yet ended), LLM or not. */

@@ -36,7 +36,7 @@ public class ProxyRoute {
     void install(@Observes Router router, Vertx vertx, SidecarConfig config, TelemetryProducer producer) {
         SidecarTelemetry telemetry = producer.telemetry();
         this.vertx = vertx;
-        handler = new ProxyHandler(vertx, config, telemetry.reporter());
+        handler = new ProxyHandler(vertx, config, telemetry.reporter(), telemetry.tracing());
         router.route().order(Integer.MIN_VALUE).handler(rc -> handler.handle(rc.request()));
         sampler = vertx.setPeriodic(QUEUE_SAMPLE_MILLIS, id -> telemetry.metrics().sampleQueueDepth());
         Duration grace = ConfigProvider.getConfig().getOptionalValue("quarkus.shutdown.timeout", Duration.class)

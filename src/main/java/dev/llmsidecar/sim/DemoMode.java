@@ -43,7 +43,9 @@ public class DemoMode {
                     + "  Live metrics:  curl -s http://127.0.0.1:%d/q/metrics | grep -E '^(gen_ai|llm_sidecar)'%n"
                     + "  Live stats:    curl -s http://127.0.0.1:%d/q/llm%n"
                     + "  Try it:        curl -N http://127.0.0.1:%d/v1/chat/completions -H 'content-type: application/json'"
-                    + " -d '{\"model\":\"sim-llama-8b\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}'%n",
+                    + " -d '{\"model\":\"sim-llama-8b\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}'%n"
+                    + "  Other formats: /v1/responses, /v1/messages, /api/chat, /generate_stream, /completion, /v1/embeddings"
+                    + " (docs/formats.md; header x-sim-reasoning-tokens: N makes the model think first)%n",
                     port, proxyPort, managementPort, managementPort, proxyPort);
         }).onFailure(t -> LOG.errorf("demo engine could not start on port %d: %s", config.demo().enginePort(), t));
     }

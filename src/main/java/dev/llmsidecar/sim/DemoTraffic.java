@@ -11,7 +11,9 @@ import java.util.Random;
 
 /**
  * Sends a mix of LLM requests (chat / completions, streaming or not, some asking for usage, two models, varied
- * lengths, an occasional slow prefill and client error) through the proxy, so the demo shows live metrics.
+ * lengths, an occasional slow prefill and client error; and a share in the other wire formats: Responses,
+ * Anthropic Messages with thinking, Ollama, TGI, llama.cpp, embeddings) through the proxy, so the demo shows
+ * live metrics.
  * Bounded in concurrency; runs until {@link #stop()}.
  */
 public final class DemoTraffic {
@@ -49,6 +51,10 @@ public final class DemoTraffic {
             return;
         }
         inFlight++;
+        if (random.nextDouble() < 0.3) {
+            sendOtherFormat();
+            return;
+        }
         double kind = random.nextDouble();
         boolean chat = kind < 0.75;
         boolean stream = kind < 0.6 || (kind >= 0.75 && kind < 0.9);
@@ -75,6 +81,52 @@ public final class DemoTraffic {
         } else if (r < 0.07) {
             options.putHeader("x-sim-status", "400");
         }
+        send(options, body);
+    }
+
+    /** One request in a non-OpenAI-chat format; reasoning formats think for a while first. */
+    private void sendOtherFormat() {
+        String model = random.nextDouble() < 0.7 ? "sim-llama-8b" : "sim-qwen-7b";
+        int tokens = 8 + random.nextInt(120);
+        JsonArray messages = new JsonArray().add(new JsonObject().put("role", "user")
+                .put("content", "Explain tail latency, part " + random.nextInt(1000)));
+        RequestOptions options = new RequestOptions().setMethod(HttpMethod.POST)
+                .putHeader("content-type", "application/json")
+                .putHeader("x-sim-reasoning-tokens", Integer.toString(random.nextInt(tokens / 2 + 1)));
+        JsonObject body = switch (random.nextInt(6)) {
+            case 0 -> {
+                options.setURI("/v1/responses");
+                yield new JsonObject().put("model", model).put("input", "Why?").put("stream", true)
+                        .put("max_output_tokens", tokens);
+            }
+            case 1 -> {
+                options.setURI("/v1/messages");
+                yield new JsonObject().put("model", model).put("max_tokens", tokens).put("messages", messages)
+                        .put("stream", random.nextDouble() < 0.8);
+            }
+            case 2 -> {
+                options.setURI("/api/chat");
+                yield new JsonObject().put("model", model).put("messages", messages).put("think", true)
+                        .put("options", new JsonObject().put("num_predict", tokens));
+            }
+            case 3 -> {
+                options.setURI(random.nextDouble() < 0.8 ? "/generate_stream" : "/generate");
+                yield new JsonObject().put("inputs", "What is deep learning?")
+                        .put("parameters", new JsonObject().put("max_new_tokens", tokens));
+            }
+            case 4 -> {
+                options.setURI("/completion");
+                yield new JsonObject().put("prompt", "Once upon a time").put("n_predict", tokens).put("stream", true);
+            }
+            default -> {
+                options.setURI("/v1/embeddings");
+                yield new JsonObject().put("model", "sim-embed").put("input", "observability " + random.nextInt(1000));
+            }
+        };
+        send(options, body);
+    }
+
+    private void send(RequestOptions options, JsonObject body) {
         client.request(options)
                 .compose(req -> req.send(body.toBuffer()))
                 .compose(res -> res.body())

@@ -12,8 +12,10 @@ package dev.llmsidecar.sim;
  * @param cancelled the client connection closed before the response ended
  * @param closedNanos when the engine saw the connection close (-1: not closed early)
  * @param tokenChunkSentNanos when each token chunk was written
+ * @param responseBody every body byte the engine wrote, when {@link SimulatedEngine#recordResponses} is on; else
+ *     null
  */
 public record ServedRequest(String id, String body, long arrivalNanos, long firstTokenSentNanos,
         long lastTokenSentNanos, int tokenChunksSent, boolean cancelled, long closedNanos,
-        long[] tokenChunkSentNanos) {
+        long[] tokenChunkSentNanos, io.vertx.core.buffer.Buffer responseBody) {
 }

@@ -13,17 +13,21 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * An OpenAI-compatible inference server without a GPU: chat and text completions, streaming or not, on a known
- * schedule, with a bounded number of generation slots (requests beyond them queue) and a vLLM-style
- * {@code /metrics}. Used by the tests, the benchmark and the demo.
+ * An inference server without a GPU, on a known schedule, with a bounded number of generation slots (requests
+ * beyond them queue) and a vLLM-style {@code /metrics}. It speaks every wire format the sidecar decodes, one
+ * {@link SimDialect} each: OpenAI chat / completions / responses / embeddings, Anthropic messages, Ollama
+ * /api/chat and /api/generate, TGI /generate_stream and /generate, llama.cpp /completion. Used by the tests, the
+ * benchmark and the demo.
  *
  * <p>Per-request overrides (headers): {@code x-sim-ttft-ms}, {@code x-sim-inter-chunk-ms},
- * {@code x-sim-output-tokens}, {@code x-sim-tokens-per-chunk}, {@code x-sim-status} (answer with this error
+ * {@code x-sim-output-tokens}, {@code x-sim-tokens-per-chunk}, {@code x-sim-reasoning-tokens} (the first N output
+ * tokens are reasoning / thinking, in formats that carry it), {@code x-sim-status} (answer with this error
  * status), {@code x-sim-fail-after-chunks} (close the connection after N token chunks),
  * {@code x-sim-stall-after-chunks} (stop sending after N token chunks, keep the connection), and
  * {@code x-request-id} (response id, for byte-exact comparisons).
@@ -39,8 +43,20 @@ public final class SimulatedEngine {
     private final Deque<Runnable> queue = new ArrayDeque<>();
     private final ConcurrentLinkedDeque<ServedRequest> served = new ConcurrentLinkedDeque<>();
     private final AtomicLong ids = new AtomicLong();
+    private final Map<String, SimDialect> dialects = Map.of(
+            "/v1/chat/completions", new OpenAiDialect(true),
+            "/v1/completions", new OpenAiDialect(false),
+            "/v1/responses", new ResponsesDialect(),
+            "/v1/embeddings", new EmbeddingsDialect(),
+            "/v1/messages", new AnthropicDialect(),
+            "/api/chat", new OllamaDialect(true),
+            "/api/generate", new OllamaDialect(false),
+            "/generate_stream", new TgiDialect(true),
+            "/generate", new TgiDialect(false),
+            "/completion", new LlamaCppDialect());
     private HttpServer server;
     private int running;
+    private volatile boolean recordResponses;
 
     // vLLM-style counters (event-loop confined writes, read by /metrics on the same loop)
     private long promptTokensTotal;
@@ -79,16 +95,24 @@ public final class SimulatedEngine {
         served.clear();
     }
 
+    /** Keeps a copy of every response body in {@link ServedRequest#responseBody()} (tests: byte-exact checks). */
+    public SimulatedEngine recordResponses(boolean on) {
+        recordResponses = on;
+        return this;
+    }
+
     private void handle(HttpServerRequest req) {
         String path = req.path();
-        switch (path) {
-            case "/v1/chat/completions", "/v1/completions" -> {
-                if (req.method().name().equals("POST")) {
-                    req.body().onSuccess(body -> generate(req, body, path.endsWith("chat/completions")));
-                } else {
-                    error(req.response(), 405, "method not allowed");
-                }
+        SimDialect dialect = dialects.get(path);
+        if (dialect != null) {
+            if (req.method().name().equals("POST")) {
+                req.body().onSuccess(body -> generate(req, body, dialect));
+            } else {
+                error(req.response(), 405, "method not allowed");
             }
+            return;
+        }
+        switch (path) {
             case "/v1/models" -> req.response().putHeader("content-type", "application/json")
                     .end(new JsonObject().put("object", "list").put("data", new JsonArray().add(new JsonObject()
                             .put("id", behaviour.model()).put("object", "model").put("owned_by", "sim"))).encode());
@@ -117,7 +141,7 @@ public final class SimulatedEngine {
         });
     }
 
-    private void generate(HttpServerRequest req, Buffer body, boolean chat) {
+    private void generate(HttpServerRequest req, Buffer body, SimDialect dialect) {
         long arrival = System.nanoTime();
         int errorStatus = intHeader(req, "x-sim-status", 0);
         if (errorStatus >= 400) {
@@ -131,7 +155,7 @@ public final class SimulatedEngine {
             error(req.response(), 400, "request body is not a JSON object");
             return;
         }
-        Generation g = new Generation(req, body.toString(), json, chat, arrival);
+        Generation g = new Generation(req, body.toString(), json, dialect, arrival);
         if (running < behaviour.slots()) {
             running++;
             g.begin();
@@ -149,28 +173,22 @@ public final class SimulatedEngine {
         }
     }
 
-    /** One request being generated. */
+    /** One request being generated; the schedule is the engine's, the bytes are the dialect's. */
     private final class Generation {
         final HttpServerRequest req;
         final HttpServerResponse res;
         final String body;
-        final boolean chat;
+        final SimDialect dialect;
+        final SimTurn turn;
         final boolean stream;
-        final boolean includeUsage;
-        final boolean continuousUsage;
-        final String model;
-        final String id;
-        final long created;
         final int outputTokens;
+        final int reasoningTokens;
         final int tokensPerChunk;
         final long ttftNanos;
         final long interChunkNanos;
         final int failAfter;
         final int stallAfter;
-        final int promptTokens;
-        final int cachedTokens;
         final long arrival;
-        final String eol;
         long slotStart;
         int tokensSent;
         int chunksSent;
@@ -180,24 +198,25 @@ public final class SimulatedEngine {
         long[] sentTimes = new long[16];
         boolean closed;
         boolean done;
+        final Buffer written = recordResponses ? Buffer.buffer() : null;
 
-        Generation(HttpServerRequest req, String body, JsonObject json, boolean chat, long arrival) {
+        Generation(HttpServerRequest req, String body, JsonObject json, SimDialect dialect, long arrival) {
             this.req = req;
             this.res = req.response();
             this.body = body;
-            this.chat = chat;
+            this.dialect = dialect;
             this.arrival = arrival;
-            this.stream = json.getBoolean("stream", false);
+            this.stream = dialect.stream(json);
             JsonObject so = json.getJsonObject("stream_options");
-            this.includeUsage = so != null && so.getBoolean("include_usage", false);
-            this.continuousUsage = so != null && so.getBoolean("continuous_usage_stats", false);
-            this.model = json.getString("model", behaviour.model());
+            String model = dialect.model(json);
             String rid = req.getHeader("x-request-id");
-            this.id = (chat ? "chatcmpl-" : "cmpl-") + (rid != null ? rid : "sim" + ids.incrementAndGet());
-            this.created = behaviour.fixedCreated() > 0 ? behaviour.fixedCreated() : System.currentTimeMillis() / 1000;
-            Integer maxTokens = json.getInteger("max_tokens", json.getInteger("max_completion_tokens"));
+            String id = dialect.idPrefix() + (rid != null ? rid : "sim" + ids.incrementAndGet());
+            long created = behaviour.fixedCreated() > 0 ? behaviour.fixedCreated() : System.currentTimeMillis() / 1000;
+            Integer maxTokens = dialect.maxTokens(json);
             this.outputTokens = intHeader(req, "x-sim-output-tokens",
                     maxTokens != null ? maxTokens : behaviour.outputTokens());
+            this.reasoningTokens = dialect.reasoning()
+                    ? Math.max(0, Math.min(outputTokens, intHeader(req, "x-sim-reasoning-tokens", 0))) : 0;
             this.tokensPerChunk = Math.max(1, intHeader(req, "x-sim-tokens-per-chunk", behaviour.tokensPerChunk()));
             this.ttftNanos = intHeader(req, "x-sim-ttft-ms", -1) >= 0
                     ? intHeader(req, "x-sim-ttft-ms", 0) * 1_000_000L : behaviour.ttft().toNanos();
@@ -205,10 +224,23 @@ public final class SimulatedEngine {
                     ? intHeader(req, "x-sim-inter-chunk-ms", 0) * 1_000_000L : behaviour.interChunk().toNanos();
             this.failAfter = intHeader(req, "x-sim-fail-after-chunks", -1);
             this.stallAfter = intHeader(req, "x-sim-stall-after-chunks", -1);
-            this.promptTokens = Math.max(1, body.length() / 4);
-            this.cachedTokens = (int) (promptTokens * behaviour.cachedTokenRatio()) / 16 * 16;
-            this.eol = behaviour.crlf() ? "\r\n" : "\n";
+            int promptTokens = Math.max(1, body.length() / 4);
+            int cachedTokens = (int) (promptTokens * behaviour.cachedTokenRatio()) / 16 * 16;
+            this.turn = new SimTurn(id, model != null ? model : behaviour.model(), created, promptTokens, cachedTokens,
+                    outputTokens, reasoningTokens, so != null && so.getBoolean("include_usage", false),
+                    so != null && so.getBoolean("continuous_usage_stats", false), behaviour,
+                    behaviour.crlf() ? "\r\n" : "\n");
             res.closeHandler(v -> onClosed());
+        }
+
+        SimTimes times() {
+            return new SimTimes(arrival, slotStart, firstSent, lastSent);
+        }
+
+        /** Token chunks the whole output takes: reasoning and answer tokens never share a chunk. */
+        int chunkCount() {
+            int answer = outputTokens - reasoningTokens;
+            return (reasoningTokens + tokensPerChunk - 1) / tokensPerChunk + (answer + tokensPerChunk - 1) / tokensPerChunk;
         }
 
         void begin() {
@@ -217,20 +249,19 @@ public final class SimulatedEngine {
                 releaseSlot();
                 return;
             }
-            prefixQueries += promptTokens;
-            prefixHits += cachedTokens;
-            promptTokensTotal += promptTokens;
+            prefixQueries += turn.promptTokens();
+            prefixHits += turn.cachedTokens();
+            promptTokensTotal += turn.promptTokens();
             if (!stream) {
-                schedule(slotStart + jittered(ttftNanos) + (long) (Math.ceil(outputTokens / (double) tokensPerChunk) - 1)
-                        * interChunkNanos, this::sendWhole);
+                schedule(slotStart + jittered(ttftNanos) + Math.max(0, chunkCount() - 1) * interChunkNanos,
+                        this::sendWhole);
                 return;
             }
-            res.setChunked(true).putHeader("content-type", "text/event-stream; charset=utf-8")
+            res.setChunked(true).putHeader("content-type", dialect.streamContentType())
                     .putHeader("cache-control", "no-cache");
             res.write(Buffer.buffer(0));
-            if (chat && behaviour.roleFirstChunk()) {
-                JsonObject delta = new JsonObject().put("role", "assistant").put("content", "");
-                sendEvent(chunk(delta, null, null));
+            for (String frame : dialect.prelude(turn)) {
+                write(frame);
             }
             long first = slotStart + jittered(ttftNanos);
             schedule(first, () -> sendTokens(first));
@@ -248,24 +279,13 @@ public final class SimulatedEngine {
                 res.reset(); // abrupt close mid-stream
                 return;
             }
-            int n = Math.min(tokensPerChunk, outputTokens - tokensSent);
-            String text = text(tokensSent, n);
+            boolean reasoning = tokensSent < reasoningTokens;
+            int n = Math.min(tokensPerChunk, (reasoning ? reasoningTokens : outputTokens) - tokensSent);
+            String frame = dialect.token(turn, tokensSent, n, text(tokensSent, n), reasoning);
             tokensSent += n;
             chunksSent++;
             boolean last = tokensSent >= outputTokens;
-            String finish = last ? "length" : null;
-            JsonObject usage = null;
-            if (continuousUsage && includeUsage) {
-                usage = usage(tokensSent);
-            } else if (last && includeUsage && behaviour.usageMode() == EngineBehaviour.UsageMode.ON_FINISH_CHUNK) {
-                usage = usage(tokensSent);
-            }
-            JsonObject delta = chat ? new JsonObject().put("content", text) : null;
-            JsonObject event = chunk(delta, chat ? null : text, finish);
-            if (usage != null) {
-                event.put("usage", usage);
-            }
-            sendEvent(event);
+            write(frame);
             long now = System.nanoTime();
             if (firstSent < 0) {
                 firstSent = now;
@@ -280,17 +300,9 @@ public final class SimulatedEngine {
                 schedule(next, () -> sendTokens(next));
                 return;
             }
-            if (includeUsage && behaviour.usageMode() == EngineBehaviour.UsageMode.SEPARATE_CHUNK) {
-                JsonObject usageChunk = new JsonObject().put("id", id)
-                        .put("object", chat ? "chat.completion.chunk" : "text_completion")
-                        .put("created", created).put("model", model).put("choices", new JsonArray())
-                        .put("usage", usage(tokensSent));
-                if (behaviour.perRequestMetrics()) {
-                    usageChunk.put("metrics", perRequestMetrics());
-                }
-                sendEvent(usageChunk);
+            for (String end : dialect.end(turn, times())) {
+                write(end);
             }
-            res.write("data: [DONE]" + eol + eol);
             res.end();
             successTotal++;
             finishGeneration();
@@ -300,58 +312,26 @@ public final class SimulatedEngine {
             if (closed) {
                 return;
             }
-            String text = text(0, outputTokens);
-            JsonObject choice = new JsonObject().put("index", 0);
-            if (chat) {
-                choice.put("message", new JsonObject().put("role", "assistant").put("content", text));
-            } else {
-                choice.put("text", text);
-            }
-            choice.putNull("logprobs").put("finish_reason", "length");
-            JsonObject response = new JsonObject().put("id", id)
-                    .put("object", chat ? "chat.completion" : "text_completion").put("created", created)
-                    .put("model", model).put("choices", new JsonArray().add(choice)).put("usage", usage(outputTokens));
             tokensSent = outputTokens;
             firstSent = lastSent = System.nanoTime();
-            if (behaviour.perRequestMetrics()) {
-                response.put("metrics", perRequestMetrics());
+            SimTimes times = times();
+            JsonObject response = dialect.whole(turn, times, text(0, reasoningTokens),
+                    text(reasoningTokens, outputTokens - reasoningTokens));
+            dialect.wholeHeaders(turn, times, res.headers());
+            String encoded = response.encode();
+            if (written != null) {
+                written.appendString(encoded);
             }
-            res.putHeader("content-type", "application/json").end(response.encode());
+            res.putHeader("content-type", "application/json").end(encoded);
             successTotal++;
             finishGeneration();
         }
 
-        JsonObject chunk(JsonObject delta, String text, String finish) {
-            JsonObject choice = new JsonObject().put("index", 0);
-            if (delta != null) {
-                choice.put("delta", delta);
-            } else {
-                choice.put("text", text);
+        void write(String frame) {
+            if (written != null) {
+                written.appendString(frame);
             }
-            choice.putNull("logprobs");
-            choice.put("finish_reason", finish);
-            return new JsonObject().put("id", id).put("object", chat ? "chat.completion.chunk" : "text_completion")
-                    .put("created", created).put("model", model).put("choices", new JsonArray().add(choice));
-        }
-
-        /** vLLM --enable-per-request-metrics: times in ms, TTFT measured from scheduling (slot start). */
-        JsonObject perRequestMetrics() {
-            return new JsonObject().put("queue_time_ms", (slotStart - arrival) / 1e6)
-                    .put("time_to_first_token_ms", (firstSent - slotStart) / 1e6)
-                    .put("generation_time_ms", (lastSent - slotStart) / 1e6);
-        }
-
-        JsonObject usage(int completion) {
-            JsonObject u = new JsonObject().put("prompt_tokens", promptTokens)
-                    .put("total_tokens", promptTokens + completion).put("completion_tokens", completion);
-            if (behaviour.cachedTokenRatio() > 0) {
-                u.put("prompt_tokens_details", new JsonObject().put("cached_tokens", cachedTokens));
-            }
-            return u;
-        }
-
-        void sendEvent(JsonObject event) {
-            res.write("data: " + event.encode() + eol + eol);
+            res.write(frame);
         }
 
         void schedule(long atNanos, Runnable action) {
@@ -397,15 +377,15 @@ public final class SimulatedEngine {
         }
 
         void record(boolean cancelled, long closedAt) {
-            served.add(new ServedRequest(id, body, arrival, firstSent, lastSent, chunksSent, cancelled, closedAt,
-                    java.util.Arrays.copyOf(sentTimes, chunksSent)));
+            served.add(new ServedRequest(turn.id(), body, arrival, firstSent, lastSent, chunksSent, cancelled, closedAt,
+                    java.util.Arrays.copyOf(sentTimes, chunksSent), written));
             while (served.size() > 10_000) {
                 served.pollFirst();
             }
         }
     }
 
-    private static String text(int from, int n) {
+    static String text(int from, int n) {
         StringBuilder sb = new StringBuilder();
         for (int i = from; i < from + n; i++) {
             sb.append(WORDS[i % WORDS.length]);

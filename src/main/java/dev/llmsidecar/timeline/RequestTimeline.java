@@ -20,6 +20,14 @@ public final class RequestTimeline implements TokenEventSink {
         /** Raw gap between two successive token-bearing chunks. */
         void onChunkGap(long gapNanos);
 
+        /** First reasoning (thinking) token-bearing chunk. */
+        default void onFirstReasoningToken(long nanos) {
+        }
+
+        /** First answer token-bearing chunk: content, refusal or tool call. */
+        default void onFirstAnswerToken(long nanos) {
+        }
+
         LiveListener NONE = new LiveListener() {
             @Override
             public void onFirstChunk(long ttfcNanos) {
@@ -96,9 +104,11 @@ public final class RequestTimeline implements TokenEventSink {
         if (reasoning) {
             if (firstReasoningNanos < 0) {
                 firstReasoningNanos = nanos;
+                live.onFirstReasoningToken(nanos - startNanos);
             }
         } else if (firstContentNanos < 0) {
             firstContentNanos = nanos;
+            live.onFirstAnswerToken(nanos - startNanos);
         }
         if (chunks == 0) {
             live.onFirstToken(nanos - startNanos);

@@ -6,7 +6,8 @@ import java.util.Arrays;
 
 /**
  * Incremental text/event-stream framing (WHATWG rules: LF, CRLF or CR line ends; ':' comments; data lines
- * joined with LF; an empty line dispatches). Bytes are only read, never changed; events may be split across
+ * joined with LF; an empty line dispatches; one extension: llama.cpp's {@code error:} line is read as an
+ * {@code error} event with that data). Bytes are only read, never changed; events may be split across
  * reads at any byte, and one read may hold many events.
  *
  * <p>Stream offsets are reported so a caller can drop exactly one event's bytes (include_usage stripping).
@@ -32,6 +33,7 @@ public final class SseEventSplitter {
 
     private static final byte[] DATA = "data".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] EVENT = "event".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] ERROR = "error".getBytes(StandardCharsets.US_ASCII);
 
     /** Scratch block per event-loop thread: a read is copied into it in pieces, never held across calls. */
     private static final ThreadLocal<byte[]> BLOCK = ThreadLocal.withInitial(() -> new byte[8192]);
@@ -158,7 +160,12 @@ public final class SseEventSplitter {
         if (valueStart < lineLength && line[valueStart] == ' ') {
             valueStart++;
         }
-        if (fieldIs(DATA, nameEnd)) {
+        boolean error = fieldIs(ERROR, nameEnd);
+        if (error) {
+            // llama.cpp server writes stream errors as a non-standard "error: {json}" line: read it as an error event
+            eventType = "error";
+        }
+        if (error || fieldIs(DATA, nameEnd)) {
             int valueLength = lineLength - valueStart;
             int needed = dataLength + (hasData ? 1 : 0) + valueLength;
             if (needed > data.length) {

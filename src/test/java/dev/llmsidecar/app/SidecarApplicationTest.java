@@ -122,6 +122,27 @@ class SidecarApplicationTest {
     }
 
     @Test
+    void ttftBucketsCarryTheTraceIdOfTheRequestAsOpenMetricsExemplar() throws Exception {
+        // the test profile turns OpenTelemetry on without exporting; the client's trace continues in the sidecar
+        String trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+        String body = "{\"model\":\"exemplar-model\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+        HttpResponse<String> streamed = http.send(HttpRequest.newBuilder(URI.create(proxy + "v1/chat/completions"))
+                .header("content-type", "application/json").header("traceparent", "00-" + trace + "-00f067aa0ba902b7-01")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(streamed.statusCode()).isEqualTo(200);
+        String openMetrics = http.send(HttpRequest.newBuilder(metrics.toURI())
+                // what Prometheus sends with exemplar storage on
+                .header("accept", "application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
+                        + "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1").build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+        // buckets only: Prometheus < 2.43 rejects a scrape with an exemplar on a _count line
+        assertThat(openMetrics.lines().filter(l -> l.contains("_count{") && l.contains(" # {"))).isEmpty();
+        assertThat(openMetrics.lines().filter(l -> l.startsWith("gen_ai_server_time_to_first_token_seconds_bucket{")
+                && l.contains("model=\"exemplar-model\"") && l.contains("# {span_id=\"")
+                && l.contains("trace_id=\"" + trace + "\"}"))).as(openMetrics).isNotEmpty();
+    }
+
+    @Test
     void theEnginesOwnMetricsAreScrapedAndNormalised() throws Exception {
         long deadline = System.nanoTime() + 10_000_000_000L;
         Scrape s = new Scrape(get(metrics));

@@ -9,6 +9,9 @@ import dev.llmsidecar.support.ProxyFixture;
 import dev.llmsidecar.support.Scrape;
 import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.timeline.RequestTimeline;
+import dev.llmsidecar.wire.LlmOperation;
+import dev.llmsidecar.wire.LlmRoutes;
+import com.fasterxml.jackson.core.JsonFactory;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.buffer.Buffer;
@@ -35,19 +38,21 @@ class CardinalityAndLoadTest {
                 "sidecar.slo.objectives.fast.ttft", "PT1S", "sidecar.slo.objectives.fast.target", "0.9");
         try (ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(), config)) {
             RequestReporter reporter = f.telemetry.reporter();
+            LlmOperation chat = new LlmRoutes(new JsonFactory()).match(HttpMethod.POST, "/v1/chat/completions");
             int seriesAt10k = -1;
             for (int i = 0; i < 100_000; i++) {
                 String modelName = "model-" + i;
                 String model = reporter.metrics().modelLabel(modelName);
                 String sloClass = reporter.policy().sloClass("class-" + i);
-                RequestTimeline.LiveListener live = reporter.metrics().requestStarted(model, "chat", true);
+                RequestTimeline.LiveListener live = reporter.metrics().requestStarted(model, chat.label(),
+                        chat.format().name(), true);
                 long t = System.nanoTime();
                 RequestTimeline timeline = new RequestTimeline(t, true, live);
                 timeline.onUpstreamHeaders(t + 1_000_000);
                 timeline.onDataChunk(t + 2_000_000);
                 timeline.onTokenChunk(t + 3_000_000, false, -1);
                 timeline.onTokenChunk(t + 4_000_000, false, -1);
-                reporter.finished(modelName, model, "chat", sloClass, live,
+                reporter.finished(modelName, model, chat, sloClass, live,
                         timeline.finish(t + 5_000_000, i % 10 == 0 ? Outcome.CLIENT_CANCELLED : Outcome.OK, 200));
                 if (i == 9_999) {
                     seriesAt10k = seriesCount(f.scrape());

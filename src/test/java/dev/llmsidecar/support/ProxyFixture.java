@@ -2,6 +2,8 @@ package dev.llmsidecar.support;
 
 import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.export.SidecarTelemetry;
+import dev.llmsidecar.export.otel.OtelPipeline;
+import dev.llmsidecar.export.otel.TraceExemplars;
 import dev.llmsidecar.proxy.ProxyHandler;
 import dev.llmsidecar.sim.EngineBehaviour;
 import dev.llmsidecar.sim.SimulatedEngine;
@@ -33,7 +35,10 @@ public final class ProxyFixture implements AutoCloseable {
     public final SimulatedEngine engine;
     public final int enginePort;
     public final int proxyPort;
-    public final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    // with the trace exemplar sampler, like the application's registry
+    public final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT,
+            new io.prometheus.client.CollectorRegistry(), io.micrometer.core.instrument.Clock.SYSTEM,
+            TraceExemplars.sampler());
     public final SidecarTelemetry telemetry;
     private final ProxyHandler proxy;
     private final HttpServer server;
@@ -65,12 +70,19 @@ public final class ProxyFixture implements AutoCloseable {
 
     /** @param upstreamOverride upstream URL to use instead of the engine (e.g. a closed port) */
     public ProxyFixture(EngineBehaviour behaviour, Map<String, String> config, String upstreamOverride) {
+        this(behaviour, config, upstreamOverride, null);
+    }
+
+    /** @param otelSettings otel.* settings for the OpenTelemetry pipeline, or null for none */
+    public ProxyFixture(EngineBehaviour behaviour, Map<String, String> config, String upstreamOverride,
+            Map<String, String> otelSettings) {
         engine = new SimulatedEngine(vertx, behaviour);
         enginePort = await(engine.start("127.0.0.1", 0));
         SidecarConfig sidecar = TestConfigs.sidecar(
                 upstreamOverride != null ? upstreamOverride : "http://127.0.0.1:" + enginePort, config);
-        telemetry = new SidecarTelemetry(registry, sidecar, System::nanoTime);
-        proxy = new ProxyHandler(vertx, sidecar, telemetry.reporter());
+        telemetry = new SidecarTelemetry(registry, sidecar, System::nanoTime,
+                otelSettings == null ? OtelPipeline.disabled() : OtelPipeline.create(otelSettings, registry));
+        proxy = new ProxyHandler(vertx, sidecar, telemetry.reporter(), telemetry.tracing());
         server = vertx.createHttpServer(new HttpServerOptions().setHost("127.0.0.1").setPort(0).setTcpNoDelay(true));
         proxyPort = await(server.requestHandler(proxy).listen()).actualPort();
         client = vertx.createHttpClient(new HttpClientOptions().setDefaultHost("127.0.0.1"),
@@ -137,6 +149,7 @@ public final class ProxyFixture implements AutoCloseable {
             await(server.close());
             await(proxy.close());
             await(engine.close());
+            telemetry.close();
         } finally {
             await(vertx.close());
         }

@@ -1,5 +1,6 @@
 package dev.llmsidecar.support;
 
+import dev.llmsidecar.wire.ServerTimings;
 import dev.llmsidecar.wire.TokenEventSink;
 import dev.llmsidecar.wire.Usage;
 import java.util.ArrayList;
@@ -15,6 +16,12 @@ public final class RecordingSink implements TokenEventSink {
     public String finishReason;
     public int streamErrors;
     public int undecodable;
+    public ServerTimings serverTimings;
+
+    @Override
+    public void onServerTimings(ServerTimings timings) {
+        this.serverTimings = timings;
+    }
 
     @Override
     public void onDataChunk(long nanos) {

@@ -20,6 +20,10 @@ public final class Scrape {
             if (line.isEmpty() || line.startsWith("#")) {
                 continue;
             }
+            int exemplar = line.indexOf(" # {");
+            if (exemplar > 0) {
+                line = line.substring(0, exemplar); // OpenMetrics exemplar: not part of the sample
+            }
             int brace = line.indexOf('{');
             int space = line.lastIndexOf(' ');
             String name;

@@ -45,9 +45,9 @@ public final class OpenAiChunkParser {
                     case "choices" -> readChoices(p, value, s);
                     case "usage" -> s.usage = value == JsonToken.START_OBJECT ? readUsage(p) : null;
                     case "metrics" -> s.timings = value == JsonToken.START_OBJECT
-                            ? readTimings(p, "queue_time_ms", "time_to_first_token_ms") : skip(p);
+                            ? readTimings(p, "queue_time_ms", "time_to_first_token_ms", null) : skip(p);
                     case "timings" -> s.timings = value == JsonToken.START_OBJECT
-                            ? readTimings(p, null, "prompt_ms") : skip(p);
+                            ? readTimings(p, null, "prompt_ms", "predicted_ms") : skip(p);
                     case "error" -> {
                         s.error = value != JsonToken.VALUE_NULL;
                         p.skipChildren();
@@ -81,25 +81,29 @@ public final class OpenAiChunkParser {
         return null;
     }
 
-    /** Reads two millisecond members (names may be null) of a timings object into nanoseconds. */
-    private static ServerTimings readTimings(JsonParser p, String queueName, String firstTokenName) throws IOException {
+    /** Reads millisecond members (names may be null) of a timings object into nanoseconds. */
+    private static ServerTimings readTimings(JsonParser p, String queueName, String firstTokenName, String decodeName)
+            throws IOException {
         long queue = -1;
         long first = -1;
+        long decode = -1;
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String name = p.currentName();
             JsonToken v = p.nextToken();
-            if (v.isNumeric() && (name.equals(queueName) || name.equals(firstTokenName))) {
+            if (v.isNumeric() && (name.equals(queueName) || name.equals(firstTokenName) || name.equals(decodeName))) {
                 long nanos = Math.round(p.getDoubleValue() * 1_000_000);
                 if (name.equals(queueName)) {
                     queue = nanos;
-                } else {
+                } else if (name.equals(firstTokenName)) {
                     first = nanos;
+                } else {
+                    decode = nanos;
                 }
             } else {
                 p.skipChildren();
             }
         }
-        return first < 0 && queue < 0 ? null : new ServerTimings(queue, first);
+        return first < 0 && queue < 0 && decode < 0 ? null : new ServerTimings(queue, -1, first, decode);
     }
 
     private static void readChoices(JsonParser p, JsonToken value, State s) throws IOException {

@@ -168,6 +168,23 @@ class OpenAiSseDecoderTest {
         assertThat(sink.undecodable).isEqualTo(1);
     }
 
+    @Test
+    void llamaCppTimingsAndVllmMetricsBecomeServerTimings() {
+        String last = "{\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"timings\":{\"prompt_n\":5,"
+                + "\"prompt_ms\":12.5,\"predicted_n\":3,\"predicted_ms\":30.25}}";
+        RecordingSink sink = new RecordingSink();
+        run(new OpenAiSseDecoder(sink, PARSER, false, 1 << 20), ev(content("a", null), "\n") + ev(last, "\n"), 9);
+        assertThat(sink.serverTimings.firstTokenNanos()).isEqualTo(12_500_000L);
+        assertThat(sink.serverTimings.decodeNanos()).isEqualTo(30_250_000L);
+        assertThat(sink.serverTimings.queueNanos()).isEqualTo(-1);
+        String vllm = "{\"choices\":[],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1},\"metrics\":"
+                + "{\"queue_time_ms\":2.0,\"time_to_first_token_ms\":40.0,\"generation_time_ms\":90.0}}";
+        RecordingSink v = new RecordingSink();
+        run(new OpenAiSseDecoder(v, PARSER, false, 1 << 20), ev(vllm, "\n"));
+        assertThat(v.serverTimings.engineTtftNanos()).isEqualTo(42_000_000L);
+        assertThat(v.serverTimings.decodeNanos()).isEqualTo(-1);
+    }
+
     /** Cut points at every event boundary (LF-terminated events). */
     static int[] eventCuts(String s) {
         byte[] b = s.getBytes(StandardCharsets.UTF_8);

@@ -1,24 +1,28 @@
-package dev.llmsidecar.wire.openai;
+package dev.llmsidecar.wire;
 
-import dev.llmsidecar.wire.StreamDecoder;
-import dev.llmsidecar.wire.TokenEventSink;
 import io.vertx.core.buffer.Buffer;
 
 /**
- * A non-streaming OpenAI response: forwarded as it arrives, while a side copy (up to a limit) is parsed at the
- * end for usage and finish reason.
+ * A non-streaming response: forwarded as it arrives, while a side copy (up to a limit) is handed to the
+ * format's {@link BodyHandler} at the end for usage, finish reason and server timings.
  */
-public final class OpenAiJsonDecoder implements StreamDecoder {
+public final class JsonBodyDecoder implements StreamDecoder {
+
+    /** One format's reading of a whole response body. */
+    public interface BodyHandler {
+        /** @return false when the body could not be decoded */
+        boolean onBody(byte[] body, long nanos);
+    }
 
     private final TokenEventSink sink;
-    private final OpenAiChunkParser parser;
+    private final BodyHandler handler;
     private final int maxBytes;
     private Buffer copy = Buffer.buffer();
     private boolean tooLarge;
 
-    public OpenAiJsonDecoder(TokenEventSink sink, OpenAiChunkParser parser, int maxBytes) {
+    public JsonBodyDecoder(TokenEventSink sink, BodyHandler handler, int maxBytes) {
         this.sink = sink;
-        this.parser = parser;
+        this.handler = handler;
         this.maxBytes = maxBytes;
     }
 
@@ -43,14 +47,10 @@ public final class OpenAiJsonDecoder implements StreamDecoder {
         }
         byte[] bytes = copy.getBytes();
         copy = null;
-        OpenAiChunk body = parser.parse(bytes, 0, bytes.length);
-        if (body == null) {
-            if (bytes.length > 0) {
-                sink.onUndecodable();
-            }
+        if (bytes.length == 0) {
             return Buffer.buffer(0);
         }
-        body.reportTo(sink);
+        DecodeGuard.run(sink, () -> handler.onBody(bytes, nanos));
         return Buffer.buffer(0);
     }
 }

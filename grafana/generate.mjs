@@ -1,0 +1,242 @@
+#!/usr/bin/env node
+// Generates grafana/dashboards/*.json (the provisioning-ready dashboards) from the compact definitions below.
+// Usage: node grafana/generate.mjs [outDir]   (default grafana/dashboards). No dependencies.
+// The committed JSON must equal this script's output: OpsDashboardsTest regenerates into target/ and compares,
+// validates every dashboard against @grafana/schema (tsc) and runs every query in real Prometheus (OpsEndToEndTest).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const outDir = process.argv[2] ?? join(here, 'dashboards');
+
+const DS = { type: 'prometheus', uid: '${datasource}' };
+// label matchers; every variable is multi-valued with All = ".*"
+const SEL = 'namespace=~"$namespace", pod=~"$pod"';
+const SELM = `${SEL}, model=~"$model"`;
+const SELC = `${SELM}, slo_class=~"$slo_class"`;
+const RI = '$__rate_interval';
+
+function variable(name, label, query) {
+  return {
+    name, label, type: 'query', datasource: DS,
+    query: { qryType: 1, query, refId: 'PrometheusVariableQueryEditor-VariableQuery' },
+    refresh: 2, includeAll: true, multi: true, allValue: '.*',
+    current: { text: ['All'], value: ['$__all'] }, sort: 1, hide: 0,
+  };
+}
+
+const templating = {
+  list: [
+    { name: 'datasource', label: 'Prometheus', type: 'datasource', query: 'prometheus', hide: 0,
+      current: { text: 'default', value: 'default' } },
+    { name: 'job', label: 'scrape job', type: 'constant', query: 'llm-sidecar', hide: 2,
+      current: { text: 'llm-sidecar', value: 'llm-sidecar' } },
+    variable('namespace', 'namespace', 'label_values(llm_sidecar_requests_in_flight, namespace)'),
+    variable('pod', 'pod', 'label_values(llm_sidecar_requests_in_flight{namespace=~"$namespace"}, pod)'),
+    variable('model', 'model', `label_values(llm_sidecar_requests_total{${SEL}}, model)`),
+    variable('slo_class', 'SLO class', `label_values(llm_sidecar_slo_requests_total{${SELM}}, slo_class)`),
+  ],
+};
+
+/** target: [expr, legend, extra] */
+function t(expr, legendFormat, extra = {}) {
+  return { expr, legendFormat, ...extra };
+}
+
+function quantiles(metric, matchers, by = 'model', qs = [0.5, 0.95, 0.99]) {
+  return qs.map((q) => t(
+    `histogram_quantile(${q}, sum by (${by}, le) (rate(${metric}_bucket{${matchers}}[${RI}])))`,
+    `p${Math.round(q * 100)} {{${by}}}`, { exemplar: true }));
+}
+
+function panel(kind, title, unit, targets, opts = {}) {
+  return { kind, title, unit, targets, ...opts };
+}
+const ts = (title, unit, targets, opts) => panel('timeseries', title, unit, targets, opts);
+const stat = (title, unit, targets, opts) => panel('stat', title, unit, targets, opts);
+const heat = (title, expr, description) => panel('heatmap', title, 's',
+  [t(expr, '{{le}}', { format: 'heatmap', exemplar: true })], { description });
+
+const dashboards = [
+  {
+    uid: 'llm-sidecar-slo', title: 'LLM sidecar / SLO overview', file: 'llm-sidecar-slo.json',
+    description: 'Goodput, attainment per objective, error-budget burn and p99 drift (docs/slo.md).',
+    panels: [
+      stat('Attainment per objective (1h)', 'percentunit', [t(
+        `sum by (objective) (rate(llm_sidecar_slo_objective_good_requests_total{${SELC}}[1h]))\n  / sum by (objective) (rate(llm_sidecar_slo_objective_requests_total{${SELC}}[1h]))`,
+        '{{objective}}')], { w: 8, decimals: 3 }),
+      stat('Target per objective', 'percentunit', [t(
+        `max by (objective) (llm_sidecar_slo_target_ratio{${SEL}})`, '{{objective}}')], { w: 8, decimals: 3 }),
+      stat('Error budget left (30d)', 'percentunit', [t(
+        `1 - (\n  1 - sum by (objective) (rate(llm_sidecar_slo_objective_good_requests_total{${SELC}}[30d]))\n    / sum by (objective) (rate(llm_sidecar_slo_objective_requests_total{${SELC}}[30d]))\n) / on (objective) (1 - max by (objective) (llm_sidecar_slo_target_ratio{${SEL}}))`,
+        '{{objective}}')], { w: 8, decimals: 1,
+        description: 'Share of the 30-day error budget not yet spent: 1 - (1 - attainment) / (1 - target).' }),
+      ts('Goodput (requests/s)', 'reqps', [
+        t(`sum by (model, slo_class) (rate(llm_sidecar_slo_good_requests_total{${SELC}}[${RI}]))`, 'good {{model}} {{slo_class}}'),
+        t(`sum by (model, slo_class) (rate(llm_sidecar_slo_requests_total{${SELC}}[${RI}]))`, 'all {{model}} {{slo_class}}'),
+      ], { description: 'Good requests: completed and met every objective that applies (docs/slo.md).' }),
+      ts('Goodput (output tokens/s)', 'short', [
+        t(`sum by (model, slo_class) (rate(llm_sidecar_slo_good_output_tokens_total{${SELC}}[${RI}]))`, 'good {{model}} {{slo_class}}'),
+        t(`sum by (model, slo_class) (rate(llm_sidecar_slo_output_tokens_total{${SELC}}[${RI}]))`, 'all {{model}} {{slo_class}}'),
+      ]),
+      ts('Attainment per objective (5m)', 'percentunit', [t(
+        `sum by (objective) (rate(llm_sidecar_slo_objective_good_requests_total{${SELC}}[5m]))\n  / sum by (objective) (rate(llm_sidecar_slo_objective_requests_total{${SELC}}[5m]))`,
+        '{{objective}}')]),
+      ts('Joint attainment per SLO class (5m)', 'percentunit', [t(
+        `sum by (slo_class) (rate(llm_sidecar_slo_good_requests_total{${SELC}}[5m]))\n  / sum by (slo_class) (rate(llm_sidecar_slo_requests_total{${SELC}}[5m]))`,
+        '{{slo_class}}')]),
+      ...['5m', '1h'].map((w) => ts(`Error-budget burn rate (${w})`, 'x', [t(
+        `(1 - sum by (objective) (rate(llm_sidecar_slo_objective_good_requests_total{${SELC}}[${w}]))\n   / sum by (objective) (rate(llm_sidecar_slo_objective_requests_total{${SELC}}[${w}])))\n/ on (objective) (1 - max by (objective) (llm_sidecar_slo_target_ratio{${SEL}}))`,
+        '{{objective}}')], { thresholds: [1, 6, 14.4],
+        description: 'Burn rate 1 spends the budget exactly over the SLO period; the page thresholds are 14.4 (1h/5m) and 6 (6h/30m), the ticket 1 (3d/6h).' })),
+      ts('Violations by criterion', 'reqps', [t(
+        `sum by (objective, criterion) (rate(llm_sidecar_slo_violations_total{${SELC}}[${RI}]))`,
+        '{{objective}} {{criterion}}')]),
+      ts('p99 drift ratio (short / baseline window)', 'x', [t(
+        `max by (model, metric) (llm_sidecar_latency_p99_drift_ratio{${SELM}})`, '{{model}} {{metric}}')],
+        { thresholds: [1.5], description: 'Computed in the sidecar from sidecar.windows.drift-short / drift-baseline. NaN (gap) on thin traffic.' }),
+      ts('Live window p99 (sidecar HdrHistogram)', 's', [t(
+        `max by (model, metric, window) (llm_sidecar_latency_window_p99_seconds{${SELM}})`,
+        '{{model}} {{metric}} {{window}}')], { w: 24 }),
+    ],
+  },
+  {
+    uid: 'llm-sidecar-latency', title: 'LLM sidecar / Latency', file: 'llm-sidecar-latency.json',
+    description: 'TTFT, TPOT, ITL and E2E percentiles from the sidecar histograms (docs/metrics.md), with exemplars.',
+    panels: [
+      ts('Time to first token (streaming)', 's', quantiles('gen_ai_server_time_to_first_token_seconds', `${SELM}, streaming="true"`)),
+      ts('Time per output token', 's', quantiles('gen_ai_server_time_per_output_token_seconds', `${SELM}, outcome="ok"`)),
+      ts('Inter-token latency (token-weighted)', 's', quantiles('llm_sidecar_inter_token_latency_seconds', `${SELM}, outcome="ok"`)),
+      ts('End-to-end request duration', 's', quantiles('gen_ai_server_request_duration_seconds', `${SELM}, outcome="ok"`)),
+      heat('TTFT heatmap', `sum by (le) (increase(gen_ai_server_time_to_first_token_seconds_bucket{${SELM}, streaming="true"}[${RI}]))`),
+      heat('ITL heatmap', `sum by (le) (increase(llm_sidecar_inter_token_latency_seconds_bucket{${SELM}, outcome="ok"}[${RI}]))`),
+      ts('TTFT by prefix-cache hit / miss', 's', quantiles('llm_sidecar_time_to_first_token_by_cache_seconds', `${SELM}, streaming="true"`, 'cache', [0.5, 0.99]),
+        { description: 'A cache hit (cached_tokens > 0) skips most of the prefill; a TTFT flattered by hits shows here.' }),
+      ts('TTFT decomposition (p50)', 's', [
+        t(`histogram_quantile(0.5, sum by (le) (rate(llm_sidecar_time_to_upstream_headers_seconds_bucket{${SELM}}[${RI}])))`, 'upstream headers', { exemplar: true }),
+        t(`histogram_quantile(0.5, sum by (le) (rate(llm_sidecar_engine_reported_queue_seconds_bucket{${SELM}}[${RI}])))`, 'engine queue (engine-reported)', { exemplar: true }),
+        t(`histogram_quantile(0.5, sum by (le) (rate(llm_sidecar_engine_reported_time_to_first_token_seconds_bucket{${SELM}}[${RI}])))`, 'engine TTFT (engine-reported)', { exemplar: true }),
+        t(`histogram_quantile(0.5, sum by (le) (rate(llm_sidecar_time_to_first_token_outside_engine_seconds_bucket{${SELM}}[${RI}])))`, 'outside the engine', { exemplar: true }),
+      ], { description: 'Engine-reported series need vLLM --enable-per-request-metrics or llama.cpp timings.' }),
+      ts('Time to first chunk vs first token (p99)', 's', [
+        t(`histogram_quantile(0.99, sum by (le) (rate(gen_ai_client_operation_time_to_first_chunk_seconds_bucket{${SELM}}[${RI}])))`, 'first chunk (role prelude counts)', { exemplar: true }),
+        t(`histogram_quantile(0.99, sum by (le) (rate(gen_ai_server_time_to_first_token_seconds_bucket{${SELM}, streaming="true"}[${RI}])))`, 'first token', { exemplar: true }),
+      ]),
+      ts('Chunk gap (raw, per chunk)', 's', quantiles('gen_ai_client_operation_time_per_output_chunk_seconds', SELM, 'model', [0.5, 0.99])),
+    ],
+  },
+  {
+    uid: 'llm-sidecar-traffic', title: 'LLM sidecar / Traffic and queue', file: 'llm-sidecar-traffic.json',
+    description: 'Request rates, in-flight and waiting requests, the engine queue, KV cache and prefix cache.',
+    panels: [
+      ts('LLM requests by outcome', 'reqps', [t(`sum by (outcome) (rate(llm_sidecar_requests_total{${SELM}}[${RI}]))`, '{{outcome}}')]),
+      ts('HTTP requests by route and status', 'reqps', [t(`sum by (route, status_class) (rate(llm_sidecar_http_requests_total{${SEL}}[${RI}]))`, '{{route}} {{status_class}}')]),
+      ts('In flight and waiting for first token', 'short', [
+        t(`sum(llm_sidecar_requests_in_flight{${SEL}})`, 'in flight'),
+        t(`sum(llm_sidecar_requests_waiting_first_token{${SEL}})`, 'waiting first token'),
+        t(`max(llm_sidecar_requests_in_flight_max{${SEL}})`, 'max in flight since start'),
+      ]),
+      ts('Share of time with requests waiting', 'percentunit', [t(
+        `1 - sum(rate(llm_sidecar_requests_waiting_first_token_depth_bucket{${SEL}, le="0.5"}[${RI}]))\n  / sum(rate(llm_sidecar_requests_waiting_first_token_depth_count{${SEL}}[${RI}]))`, 'queue not empty')]),
+      ts('Engine queue: waiting and running', 'short', [
+        t(`sum by (pod) (llm_sidecar_engine_requests_waiting{${SEL}})`, 'waiting {{pod}}'),
+        t(`sum by (pod) (llm_sidecar_engine_requests_running{${SEL}})`, 'running {{pod}}'),
+      ]),
+      ts('Engine KV-cache usage', 'percentunit', [t(`max by (pod) (llm_sidecar_engine_kv_cache_usage_ratio{${SEL}})`, '{{pod}}')], { max: 1 }),
+      ts('Prefix-cache hit rate', 'percentunit', [
+        t(`avg by (pod) (llm_sidecar_engine_prefix_cache_hit_ratio{${SEL}})`, 'engine {{pod}}'),
+        t(`sum(rate(llm_sidecar_tokens_total{${SELM}, token_type="cached_input"}[${RI}]))\n  / sum(rate(llm_sidecar_tokens_total{${SELM}, token_type="input"}[${RI}]))`, 'cached prompt tokens (usage)'),
+      ]),
+      ts('Tokens/s', 'short', [t(`sum by (token_type) (rate(llm_sidecar_tokens_total{${SELM}}[${RI}]))`, '{{token_type}}')]),
+      ts('Tokens per request (p50)', 'short', quantiles('gen_ai_client_token_usage', SELM, 'token_type', [0.5]).map((x) => ({ ...x, exemplar: false }))),
+      ts('Finish reasons', 'reqps', [t(`sum by (finish_reason) (rate(llm_sidecar_finish_reasons_total{${SEL}}[${RI}]))`, '{{finish_reason}}')]),
+    ],
+  },
+  {
+    uid: 'llm-sidecar-health', title: 'LLM sidecar / Sidecar health', file: 'llm-sidecar-health.json',
+    description: 'The sidecar itself: scrapes, engine scrape, forwarding delay, drops, JVM.',
+    panels: [
+      stat('Sidecars up', 'short', [t(`sum(up{job="$job", ${SEL}})`, 'up')], { w: 8 }),
+      stat('Engines up', 'short', [t(`sum(llm_sidecar_engine_up{${SEL}})`, 'engine up')], { w: 8 }),
+      stat('Failed or dropped LLM requests (1h)', 'short', [t(`sum(increase(llm_sidecar_requests_total{${SELM}, outcome!="ok"}[1h]))`, 'not ok')], { w: 8, decimals: 0 }),
+      ts('Forwarding delay (upstream read to client write)', 's', quantiles('llm_sidecar_chunk_write_delay_seconds', SEL, 'pod', [0.5, 0.99]),
+        { description: 'Grows only when a client reads slower than the engine writes; the proxy itself never holds bytes.' }),
+      ts('Dropped, broken and failed requests', 'reqps', [t(`sum by (outcome) (rate(llm_sidecar_requests_total{${SELM}, outcome!="ok"}[${RI}]))`, '{{outcome}}')]),
+      ts('Engine metrics scrapes', 'ops', [t(`sum by (result) (rate(llm_sidecar_engine_scrapes_total{${SEL}}[${RI}]))`, '{{result}}')]),
+      ts('Forwarded without decoding', 'ops', [
+        t(`sum by (reason) (rate(llm_sidecar_body_inspection_skipped_total{${SEL}}[${RI}]))`, 'body not inspected: {{reason}}'),
+        t(`sum by (operation) (rate(llm_sidecar_undecodable_chunks_total{${SEL}}[${RI}]))`, 'undecodable events: {{operation}}'),
+      ]),
+      ts('include_usage injection and output-token source', 'ops', [
+        t(`sum(rate(llm_sidecar_usage_injected_total{${SEL}}[${RI}]))`, 'usage injected'),
+        t(`sum(rate(llm_sidecar_usage_chunks_stripped_total{${SEL}}[${RI}]))`, 'usage chunks stripped'),
+        t(`sum by (source) (rate(llm_sidecar_output_token_source_total{${SEL}}[${RI}]))`, 'tokens from {{source}}'),
+      ]),
+      ts('OTLP export (when otlp.endpoint is set)', 'ops', [
+        t(`sum(rate(llm_sidecar_otlp_spans_exported_total{${SEL}}[${RI}]))`, 'spans exported'),
+        t(`sum by (reason) (rate(llm_sidecar_otlp_spans_dropped_total{${SEL}}[${RI}]))`, 'spans dropped: {{reason}}'),
+        t(`sum(rate(llm_sidecar_otlp_metric_points_exported_total{${SEL}}[${RI}]))`, 'metric points exported'),
+        t(`sum(rate(llm_sidecar_otlp_metric_points_dropped_total{${SEL}}[${RI}]))`, 'metric points dropped'),
+      ], { description: 'Telemetry never blocks traffic: when the collector is slow or down, spans are dropped and counted here (docs/otel.md).' }),
+      ts('OTLP span queue', 'short', [
+        t(`max by (pod) (llm_sidecar_otlp_span_queue_size{${SEL}})`, 'queued {{pod}}'),
+        t(`max by (pod) (llm_sidecar_otlp_span_queue_capacity{${SEL}})`, 'capacity {{pod}}'),
+      ]),
+      ts('JVM heap used', 'bytes', [t(`sum by (pod) (jvm_memory_used_bytes{${SEL}, area="heap"})`, '{{pod}}')]),
+      ts('CPU (process)', 'percentunit', [t(`max by (pod) (process_cpu_usage{${SEL}})`, '{{pod}}')]),
+      ts('GC pause time', 's', [t(`sum by (pod) (rate(jvm_gc_pause_seconds_sum{${SEL}}[${RI}]))`, '{{pod}}')]),
+      ts('Live threads and open files', 'short', [
+        t(`max by (pod) (jvm_threads_live_threads{${SEL}})`, 'threads {{pod}}'),
+        t(`max by (pod) (process_files_open_files{${SEL}})`, 'open files {{pod}}'),
+      ]),
+    ],
+  },
+];
+
+function render(d) {
+  let x = 0; let y = 0; let rowH = 0; let id = 1;
+  const panels = d.panels.map((p) => {
+    const w = p.w ?? 12; const h = p.kind === 'stat' ? 4 : 8;
+    if (x + w > 24) { x = 0; y += rowH; rowH = 0; }
+    const gridPos = { x, y, w, h };
+    x += w; rowH = Math.max(rowH, h);
+    const defaults = { unit: p.unit };
+    if (p.decimals !== undefined) defaults.decimals = p.decimals;
+    if (p.max !== undefined) { defaults.min = 0; defaults.max = p.max; }
+    if (p.thresholds) {
+      defaults.thresholds = { mode: 'absolute', steps: [{ color: 'green', value: null },
+        ...p.thresholds.map((v, i) => ({ color: ['yellow', 'orange', 'red'][Math.min(i + 3 - p.thresholds.length, 2)], value: v }))] };
+      defaults.custom = { thresholdsStyle: { mode: 'line' } };
+    }
+    const options = p.kind === 'heatmap'
+      ? { calculate: false, yAxis: { unit: 's' }, cellGap: 1, color: { mode: 'scheme', scheme: 'Oranges', steps: 64 },
+        exemplars: { color: 'rgba(255,0,255,0.7)' }, tooltip: { mode: 'single', yHistogram: true }, legend: { show: true } }
+      : p.kind === 'stat'
+        ? { reduceOptions: { calcs: ['lastNotNull'], fields: '', values: false }, colorMode: 'value', graphMode: 'none', textMode: 'auto' }
+        : { legend: { displayMode: 'list', placement: 'bottom', showLegend: true }, tooltip: { mode: 'multi', sort: 'desc' } };
+    const out = {
+      id: id++, type: p.kind, title: p.title, datasource: DS, gridPos,
+      fieldConfig: { defaults, overrides: [] }, options,
+      targets: p.targets.map((tg, i) => ({ refId: String.fromCharCode(65 + i), datasource: DS, editorMode: 'code', range: true, ...tg })),
+    };
+    if (p.description) out.description = p.description;
+    return out;
+  });
+  return {
+    uid: d.uid, title: d.title, description: d.description, tags: ['llm-sidecar', 'llm'],
+    editable: true, graphTooltip: 1, schemaVersion: 39, version: 1, refresh: '30s',
+    time: { from: 'now-6h', to: 'now' }, timezone: 'browser', fiscalYearStartMonth: 0, liveNow: false,
+    links: [{ title: 'LLM sidecar', type: 'dashboards', tags: ['llm-sidecar'], asDropdown: true, icon: 'external link',
+      includeVars: true, keepTime: true, targetBlank: false, tooltip: '', url: '' }],
+    annotations: { list: [{ name: 'Annotations & Alerts', type: 'dashboard', builtIn: 1, enable: true, hide: true,
+      iconColor: 'rgba(0, 211, 255, 1)', datasource: { type: 'grafana', uid: '-- Grafana --' } }] },
+    templating, panels,
+  };
+}
+
+mkdirSync(outDir, { recursive: true });
+for (const d of dashboards) {
+  writeFileSync(join(outDir, d.file), JSON.stringify(render(d), null, 2) + '\n');
+}
+console.log(`wrote ${dashboards.length} dashboards to ${outDir}`);

@@ -1,0 +1,149 @@
+package dev.llmsidecar.export.otel;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.opentelemetry.api.OpenTelemetry;
+import io.opentelemetry.exporter.otlp.internal.OtlpSpanExporterProvider;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.autoconfigure.AutoConfiguredOpenTelemetrySdk;
+import io.opentelemetry.sdk.autoconfigure.spi.ConfigProperties;
+import io.opentelemetry.sdk.trace.SdkTracerProviderBuilder;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.jboss.logging.Logger;
+
+/**
+ * The OpenTelemetry SDK of the sidecar, configured by the standard {@code OTEL_*} environment variables and
+ * {@code otel.*} / {@code quarkus.otel.*} properties (SDK autoconfigure). Off unless an OTLP endpoint is set or
+ * {@code otel.sdk.disabled=false}: a sidecar must not retry a collector that nobody runs.
+ *
+ * <p>Spans go through a {@link BoundedSpanProcessor} (drops counted on the Prometheus side); metric exports are
+ * counted by {@link CountingMetricExporter}. A configuration the SDK rejects disables OTLP with one error line,
+ * never the proxy.
+ */
+public final class OtelPipeline implements AutoCloseable {
+
+    private static final Logger LOG = Logger.getLogger(OtelPipeline.class);
+
+    private final OpenTelemetrySdk sdk;
+    private final boolean enabled;
+
+    private OtelPipeline(OpenTelemetrySdk sdk, boolean enabled) {
+        this.sdk = sdk;
+        this.enabled = enabled;
+    }
+
+    public static OtelPipeline disabled() {
+        return new OtelPipeline(null, false);
+    }
+
+    /**
+     * @param settings otel.* properties (lowest precedence: OTEL_* environment variables and otel.* system
+     *     properties override them)
+     */
+    public static OtelPipeline create(Map<String, String> settings, MeterRegistry registry) {
+        Map<String, String> defaults = new HashMap<>();
+        defaults.put("otel.service.name", "llm-sidecar");
+        defaults.put("otel.logs.exporter", "none");
+        defaults.putAll(settings);
+        boolean[] enabled = {false};
+        String[] tracesExporter = {"none"};
+        String[] metricsExporter = {"none"};
+        OtlpExportStats[] stats = {null};
+        java.util.List<BoundedSpanProcessor> processors = new java.util.ArrayList<>();
+        try {
+            AutoConfiguredOpenTelemetrySdk auto = AutoConfiguredOpenTelemetrySdk.builder()
+                    .addPropertiesSupplier(() -> defaults)
+                    .addPropertiesCustomizer(config -> {
+                        enabled[0] = isEnabled(config);
+                        tracesExporter[0] = config.getString("otel.traces.exporter", "otlp").trim()
+                                .toLowerCase(Locale.ROOT);
+                        metricsExporter[0] = config.getString("otel.metrics.exporter", "otlp");
+                        Map<String, String> overrides = new HashMap<>();
+                        // spans are exported by our own bounded processor, built below
+                        overrides.put("otel.traces.exporter", "none");
+                        if (!enabled[0]) {
+                            overrides.put("otel.sdk.disabled", "true");
+                        }
+                        return overrides;
+                    })
+                    .addTracerProviderCustomizer((builder, config) -> {
+                        stats[0] = stats[0] != null ? stats[0] : new OtlpExportStats(registry);
+                        return withSpanExport(builder, config, tracesExporter[0], stats[0], processors);
+                    })
+                    .addMetricExporterCustomizer((exporter, config) -> {
+                        stats[0] = stats[0] != null ? stats[0] : new OtlpExportStats(registry);
+                        return new CountingMetricExporter(exporter, stats[0]);
+                    })
+                    .disableShutdownHook()
+                    .build();
+            if (!enabled[0]) {
+                return disabled();
+            }
+            LOG.infof("OpenTelemetry on: traces exporter %s, metrics exporter %s", tracesExporter[0],
+                    metricsExporter[0]);
+            return new OtelPipeline(auto.getOpenTelemetrySdk(), true);
+        } catch (RuntimeException e) {
+            LOG.errorf("OpenTelemetry configuration rejected, OTLP export is off: %s", e.getMessage());
+            processors.forEach(BoundedSpanProcessor::shutdown);
+            return disabled();
+        }
+    }
+
+    private static boolean isEnabled(ConfigProperties config) {
+        String disabled = config.getString("otel.sdk.disabled");
+        if (disabled != null) {
+            return !Boolean.parseBoolean(disabled.trim());
+        }
+        return config.getString("otel.exporter.otlp.endpoint") != null
+                || config.getString("otel.exporter.otlp.traces.endpoint") != null
+                || config.getString("otel.exporter.otlp.metrics.endpoint") != null;
+    }
+
+    private static SdkTracerProviderBuilder withSpanExport(SdkTracerProviderBuilder builder, ConfigProperties config,
+            String exporterName, OtlpExportStats stats, java.util.List<BoundedSpanProcessor> created) {
+        if (exporterName.equals("none")) {
+            return builder;
+        }
+        if (!exporterName.equals("otlp")) {
+            LOG.errorf("otel.traces.exporter=%s is not supported (otlp or none); spans are not exported",
+                    exporterName);
+            return builder;
+        }
+        var exporter = new OtlpSpanExporterProvider().createExporter(config);
+        BoundedSpanProcessor processor = new BoundedSpanProcessor(exporter,
+                config.getInt("otel.bsp.max.queue.size", 2048),
+                config.getInt("otel.bsp.max.export.batch.size", 512),
+                config.getDuration("otel.bsp.schedule.delay", Duration.ofMillis(5000)),
+                config.getDuration("otel.bsp.export.timeout", Duration.ofMillis(30000)),
+                stats);
+        created.add(processor);
+        return builder.addSpanProcessor(processor);
+    }
+
+    public boolean enabled() {
+        return enabled;
+    }
+
+    /** The SDK, or the no-op API when disabled. */
+    public OpenTelemetry openTelemetry() {
+        return sdk != null ? sdk : OpenTelemetry.noop();
+    }
+
+    /** Exports what is pending (bounded by the export timeouts). */
+    public void flush() {
+        if (sdk != null) {
+            sdk.getSdkTracerProvider().forceFlush().join(10, TimeUnit.SECONDS);
+            sdk.getSdkMeterProvider().forceFlush().join(10, TimeUnit.SECONDS);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (sdk != null) {
+            sdk.shutdown().join(10, TimeUnit.SECONDS);
+        }
+    }
+}

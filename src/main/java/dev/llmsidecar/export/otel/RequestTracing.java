@@ -1,0 +1,92 @@
+package dev.llmsidecar.export.otel;
+
+import io.opentelemetry.api.OpenTelemetry;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.Tracer;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.propagation.TextMapGetter;
+import io.opentelemetry.context.propagation.TextMapPropagator;
+import io.opentelemetry.sdk.common.Clock;
+import io.vertx.core.MultiMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Starts the server span of each LLM request: the parent comes from the client's W3C trace context, and the
+ * span's own context is what the upstream receives. Off (no spans, no header changes) when OTel is off.
+ */
+public final class RequestTracing {
+
+    public static final RequestTracing OFF = new RequestTracing(null, null, null, null, -1);
+
+    static final AttributeKey<String> OPERATION = AttributeKey.stringKey("gen_ai.operation.name");
+    static final AttributeKey<String> PROVIDER = AttributeKey.stringKey("gen_ai.provider.name");
+
+    private static final TextMapGetter<MultiMap> HEADERS = new TextMapGetter<>() {
+        @Override
+        public Iterable<String> keys(MultiMap carrier) {
+            return carrier.names();
+        }
+
+        @Override
+        public String get(MultiMap carrier, String key) {
+            return carrier == null ? null : carrier.get(key);
+        }
+    };
+
+    private final Tracer tracer;
+    private final TextMapPropagator propagator;
+    private final String providerName;
+    private final String upstreamHost;
+    private final int upstreamPort;
+    private final Clock clock = Clock.getDefault();
+
+    private RequestTracing(Tracer tracer, TextMapPropagator propagator, String providerName, String upstreamHost,
+            int upstreamPort) {
+        this.tracer = tracer;
+        this.propagator = propagator;
+        this.providerName = providerName;
+        this.upstreamHost = upstreamHost;
+        this.upstreamPort = upstreamPort;
+    }
+
+    public static RequestTracing of(OtelPipeline pipeline, String providerName, String upstreamHost,
+            int upstreamPort) {
+        if (!pipeline.enabled()) {
+            return OFF;
+        }
+        OpenTelemetry otel = pipeline.openTelemetry();
+        return new RequestTracing(otel.getTracer("dev.llmsidecar"), otel.getPropagators().getTextMapPropagator(),
+                providerName, upstreamHost, upstreamPort);
+    }
+
+    public boolean enabled() {
+        return tracer != null;
+    }
+
+    /**
+     * @param receivedNanos {@link System#nanoTime()} when the request arrived (the span starts then)
+     */
+    /** @param providerOverride the wire format's own provider, or null for the configured one */
+    public RequestSpan start(MultiMap requestHeaders, String operation, String providerOverride, String method,
+            String path, long receivedNanos) {
+        if (tracer == null) {
+            return RequestSpan.NOOP;
+        }
+        // one anchor per request: later nanoTime stamps become epoch times for the span and its events
+        long receivedEpochNanos = clock.now() - (System.nanoTime() - receivedNanos);
+        Context parent = propagator.extract(Context.root(), requestHeaders, HEADERS);
+        var span = tracer.spanBuilder(operation)
+                .setParent(parent)
+                .setSpanKind(SpanKind.SERVER)
+                .setStartTimestamp(receivedEpochNanos, TimeUnit.NANOSECONDS)
+                .setAttribute(OPERATION, operation)
+                .setAttribute(PROVIDER, providerOverride != null ? providerOverride : providerName)
+                .setAttribute("http.request.method", method)
+                .setAttribute("url.path", path)
+                .setAttribute("server.address", upstreamHost)
+                .setAttribute("server.port", (long) upstreamPort)
+                .startSpan();
+        return new RequestSpan.Live(span, propagator, operation, receivedNanos, receivedEpochNanos);
+    }
+}

@@ -1,0 +1,85 @@
+package dev.llmsidecar.wire;
+
+import io.vertx.core.buffer.Buffer;
+import java.util.Arrays;
+
+/**
+ * Newline-delimited JSON (Ollama): every read is forwarded at once and unchanged; each complete line goes to
+ * the format's {@link LineHandler} with the arrival time of the read that completed it. A last line without a
+ * newline (a non-streaming body) is handled at the end. Blank lines are skipped.
+ */
+public final class NdjsonDecoder implements StreamDecoder {
+
+    /** One format's reading of one line. */
+    public interface LineHandler {
+        /** @return false when the line could not be decoded */
+        boolean onLine(byte[] line, int length, long nanos);
+    }
+
+    private final TokenEventSink sink;
+    private final LineHandler handler;
+    private final int maxLineBytes;
+    private byte[] line = new byte[512];
+    private int length;
+    private boolean oversize;
+
+    public NdjsonDecoder(TokenEventSink sink, LineHandler handler, int maxLineBytes) {
+        this.sink = sink;
+        this.handler = handler;
+        this.maxLineBytes = maxLineBytes;
+    }
+
+    @Override
+    public Buffer onChunk(Buffer chunk, long nanos) {
+        int n = chunk.length();
+        for (int i = 0; i < n; i++) {
+            byte b = chunk.getByte(i);
+            if (b == '\n') {
+                endLine(nanos);
+            } else if (!oversize) {
+                if (length == maxLineBytes) {
+                    oversize = true;
+                } else {
+                    if (length == line.length) {
+                        line = Arrays.copyOf(line, Math.min(maxLineBytes, line.length * 2));
+                    }
+                    line[length++] = b;
+                }
+            }
+        }
+        return chunk;
+    }
+
+    @Override
+    public Buffer onEnd(long nanos) {
+        if (length > 0 || oversize) {
+            endLine(nanos);
+        }
+        return Buffer.buffer(0);
+    }
+
+    private void endLine(long nanos) {
+        boolean wasOversize = oversize;
+        int len = length;
+        oversize = false;
+        length = 0;
+        if (wasOversize) {
+            sink.onUndecodable();
+            return;
+        }
+        if (isBlank(line, len)) {
+            return;
+        }
+        DecodeGuard.run(sink, () -> handler.onLine(line, len, nanos));
+    }
+
+    private static boolean isBlank(byte[] bytes, int len) {
+        for (int i = 0; i < len; i++) {
+            byte b = bytes[i];
+            if (b != ' ' && b != '\r' && b != '\t') {
+                return false;
+            }
+        }
+        return true;
+    }
+}

@@ -1,0 +1,49 @@
+package dev.llmsidecar.wire;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import dev.llmsidecar.wire.openai.InspectedRequest;
+import io.vertx.core.buffer.Buffer;
+import java.io.IOException;
+
+/** Reads the top-level {@code model} and {@code stream} members of a JSON request body; never changes it. */
+public final class RequestFields {
+
+    private final JsonFactory json;
+
+    public RequestFields(JsonFactory json) {
+        this.json = json;
+    }
+
+    /**
+     * @param streamDefault the format's default when {@code stream} is absent or null (Ollama: true)
+     */
+    public InspectedRequest inspect(Buffer body, boolean streamDefault) {
+        byte[] bytes = body.getBytes();
+        try (JsonParser p = json.createParser(bytes)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                return new InspectedRequest(false, null, streamDefault, false, false, body);
+            }
+            String model = null;
+            boolean stream = streamDefault;
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String name = p.currentName();
+                JsonToken v = p.nextToken();
+                if ("model".equals(name) && v == JsonToken.VALUE_STRING) {
+                    model = p.getText();
+                } else if ("stream".equals(name) && (v == JsonToken.VALUE_TRUE || v == JsonToken.VALUE_FALSE)) {
+                    stream = v == JsonToken.VALUE_TRUE;
+                } else {
+                    p.skipChildren();
+                }
+            }
+            if (p.currentToken() != JsonToken.END_OBJECT || p.nextToken() != null) {
+                return new InspectedRequest(false, null, streamDefault, false, false, body);
+            }
+            return new InspectedRequest(true, model, stream, false, false, body);
+        } catch (IOException | RuntimeException e) {
+            return new InspectedRequest(false, null, streamDefault, false, false, body);
+        }
+    }
+}

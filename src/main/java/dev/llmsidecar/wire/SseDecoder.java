@@ -1,0 +1,70 @@
+package dev.llmsidecar.wire;
+
+import io.vertx.core.buffer.Buffer;
+
+/**
+ * A text/event-stream response observed as it passes: every read is forwarded at once and unchanged, and each
+ * complete event goes to the format's {@link EventHandler} with the arrival time of the read that completed it.
+ * Nothing thrown by a handler escapes to the event loop: it counts as undecodable.
+ */
+public final class SseDecoder implements StreamDecoder, SseEventSplitter.Listener {
+
+    /** One format's reading of one SSE event. */
+    public interface EventHandler {
+        /**
+         * @param data the event's data, valid only during the call
+         * @param eventType the {@code event:} field, or null
+         * @return false when the data could not be decoded
+         */
+        boolean onEvent(byte[] data, int length, String eventType, long nanos);
+    }
+
+    private final TokenEventSink sink;
+    private final EventHandler handler;
+    private final SseEventSplitter splitter;
+    private long nanos;
+    private boolean broken;
+
+    public SseDecoder(TokenEventSink sink, EventHandler handler, int maxEventBytes) {
+        this.sink = sink;
+        this.handler = handler;
+        this.splitter = new SseEventSplitter(this, maxEventBytes);
+    }
+
+    @Override
+    public Buffer onChunk(Buffer chunk, long nanos) {
+        this.nanos = nanos;
+        if (!broken) {
+            try {
+                splitter.feed(chunk);
+            } catch (RuntimeException e) {
+                broken = true;
+                sink.onUndecodable();
+            }
+        }
+        return chunk;
+    }
+
+    @Override
+    public Buffer onEnd(long nanos) {
+        return Buffer.buffer(0);
+    }
+
+    @Override
+    public void onEvent(byte[] data, int length, String eventType, boolean oversize, long start, long end) {
+        if (oversize) {
+            sink.onUndecodable();
+            return;
+        }
+        if (length == 0) {
+            return; // comments, keep-alives, retry-only events
+        }
+        DecodeGuard.run(sink, () -> handler.onEvent(data, length, eventType, nanos));
+    }
+
+    /** True for the OpenAI end-of-stream sentinel {@code [DONE]}. */
+    public static boolean isDone(byte[] data, int length) {
+        return length == 6 && data[0] == '[' && data[1] == 'D' && data[2] == 'O' && data[3] == 'N'
+                && data[4] == 'E' && data[5] == ']';
+    }
+}

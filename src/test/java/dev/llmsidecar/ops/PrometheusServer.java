@@ -1,0 +1,118 @@
+package dev.llmsidecar.ops;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/** A real Prometheus server (Debian's prometheus binary) on a loopback port, stopped by PID on close. */
+final class PrometheusServer implements AutoCloseable {
+
+    private final Process process;
+    private final Path log;
+    final int port;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    private PrometheusServer(Process process, Path log, int port) {
+        this.process = process;
+        this.log = log;
+        this.port = port;
+    }
+
+    /** Starts prometheus with {@code config} (YAML) in {@code dir}; waits (at most 60 s) until /-/ready. */
+    static PrometheusServer start(Path binary, Path dir, String config) throws Exception {
+        Path configFile = dir.resolve("prometheus.yml");
+        Files.writeString(configFile, config);
+        IllegalStateException last = null;
+        for (int attempt = 1; attempt <= 3; attempt++) {
+            int port = OpsTools.freePort();
+            Path log = dir.resolve("prometheus-" + attempt + ".log");
+            Process p = new ProcessBuilder(binary.toString(), "--config.file=" + configFile,
+                    "--storage.tsdb.path=" + dir.resolve("data-" + attempt),
+                    "--web.listen-address=127.0.0.1:" + port, "--enable-feature=exemplar-storage",
+                    "--log.level=warn")
+                    .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            PrometheusServer server = new PrometheusServer(p, log, port);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (System.nanoTime() < deadline && p.isAlive()) {
+                if (server.status("/-/ready") == 200) {
+                    return server;
+                }
+                Thread.sleep(200);
+            }
+            server.close();
+            last = new IllegalStateException("prometheus did not become ready on port " + port + ":\n"
+                    + Files.readString(log));
+        }
+        throw last;
+    }
+
+    private int status(String path) {
+        try {
+            return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                    .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+        } catch (IOException e) {
+            return -1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return -1;
+        }
+    }
+
+    /** GET an API path; returns the JSON answer (status and data; errors are returned, not thrown). */
+    JsonObject api(String pathAndQuery) {
+        try {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + port + pathAndQuery)).timeout(Duration.ofSeconds(30)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            return new JsonObject(r.body());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Instant query; the answer's {@code data.result} (the answer itself when the query failed). */
+    JsonObject query(String promql) {
+        return api("/api/v1/query?query=" + URLEncoder.encode(promql, StandardCharsets.UTF_8));
+    }
+
+    static JsonArray result(JsonObject answer) {
+        JsonObject data = answer.getJsonObject("data");
+        return data == null ? null : data.getJsonArray("result");
+    }
+
+    String log() {
+        try {
+            return Files.readString(log);
+        } catch (IOException e) {
+            return e.toString();
+        }
+    }
+
+    @Override
+    public void close() {
+        process.destroy(); // SIGTERM to this PID only
+        try {
+            if (!process.waitFor(15, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+                process.waitFor(10, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            process.destroyForcibly();
+        }
+    }
+}
