@@ -49,7 +49,7 @@ public interface SidecarConfig {
         @WithDefault("PT10M")
         Duration idleTimeout();
 
-        /** Upstream connection pool size; every open stream holds one HTTP/1.1 connection. */
+        /** Upstream connection pool size per event loop; every open stream holds one HTTP/1.1 connection. */
         @WithDefault("4096")
         int maxConnections();
     }

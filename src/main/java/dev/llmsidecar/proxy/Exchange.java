@@ -157,7 +157,7 @@ final class Exchange {
                 .setURI(proxy.target.requestUri(request.uri()))
                 .setHeaders(headers);
         armIdleTimer();
-        proxy.client.request(options).onComplete(ar -> {
+        proxy.client().request(options).onComplete(ar -> {
             if (ar.failed()) {
                 onUpstreamFailedBeforeResponse(ar.cause());
                 return;

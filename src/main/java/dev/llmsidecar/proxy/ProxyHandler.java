@@ -7,6 +7,8 @@ import dev.llmsidecar.export.RequestReporter;
 import dev.llmsidecar.export.otel.RequestTracing;
 import dev.llmsidecar.wire.LlmRoutes;
 import io.vertx.core.Future;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpClient;
@@ -31,7 +33,9 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
     final SidecarConfig config;
     final LlmMetrics metrics;
     final RequestReporter reporter;
-    final HttpClient client;
+    private final HttpClientOptions clientOptions;
+    private final PoolOptions poolOptions;
+    private final Map<Thread, HttpClient> clients = new ConcurrentHashMap<>();
     final UpstreamTarget target;
     final LlmRoutes routes;
     final RequestTracing tracing;
@@ -51,7 +55,7 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
         this.metrics = reporter.metrics();
         this.target = UpstreamTarget.of(config.upstream().url());
         this.routes = new LlmRoutes(new JsonFactory());
-        HttpClientOptions options = new HttpClientOptions()
+        this.clientOptions = new HttpClientOptions()
                 .setDefaultHost(target.host())
                 .setDefaultPort(target.port())
                 .setSsl(target.ssl())
@@ -60,8 +64,17 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
                 .setTcpNoDelay(true)
                 .setDecompressionSupported(false)
                 .setConnectTimeout((int) config.upstream().connectTimeout().toMillis());
-        this.client = vertx.createHttpClient(options,
-                new PoolOptions().setHttp1MaxSize(config.upstream().maxConnections()));
+        this.poolOptions = new PoolOptions().setHttp1MaxSize(config.upstream().maxConnections());
+    }
+
+    /**
+     * The upstream client of the calling event loop. Its pooled connections were opened from this loop and live on
+     * it, so an upstream read is handled, timestamped and written to the client on one thread. With one shared
+     * pool, a connection opened on another loop hands every chunk over to this one (a task queue and a thread
+     * wake-up per chunk, which on a busy box costs more than the proxying itself).
+     */
+    HttpClient client() {
+        return clients.computeIfAbsent(Thread.currentThread(), t -> vertx.createHttpClient(clientOptions, poolOptions));
     }
 
     @Override
@@ -114,6 +127,6 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
     }
 
     public Future<Void> close() {
-        return client.close();
+        return Future.join(clients.values().stream().map(HttpClient::close).toList()).mapEmpty();
     }
 }
