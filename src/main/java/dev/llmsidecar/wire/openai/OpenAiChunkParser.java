@@ -1,5 +1,8 @@
 package dev.llmsidecar.wire.openai;
 
+import static dev.llmsidecar.wire.JsonReads.nonEmptyContainer;
+import static dev.llmsidecar.wire.JsonReads.nonEmptyString;
+
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
@@ -148,43 +151,6 @@ public final class OpenAiChunkParser {
                 case "reasoning_content", "reasoning" -> s.reasoning |= nonEmptyString(p, v);
                 case "tool_calls", "function_call" -> s.content |= nonEmptyContainer(p, v);
                 default -> p.skipChildren();
-            }
-        }
-    }
-
-    private static boolean nonEmptyString(JsonParser p, JsonToken v) throws IOException {
-        if (v == JsonToken.VALUE_STRING) {
-            return p.getTextLength() > 0;
-        }
-        p.skipChildren();
-        return false;
-    }
-
-    private static boolean nonEmptyContainer(JsonParser p, JsonToken v) throws IOException {
-        if (v != JsonToken.START_ARRAY && v != JsonToken.START_OBJECT) {
-            return false;
-        }
-        JsonToken first = p.nextToken();
-        boolean nonEmpty = first != JsonToken.END_ARRAY && first != JsonToken.END_OBJECT;
-        if (nonEmpty) {
-            // first may itself open a container; skip it, then the rest of the outer one
-            p.skipChildren();
-            skipRest(p);
-        }
-        return nonEmpty;
-    }
-
-    private static void skipRest(JsonParser p) throws IOException {
-        int depth = 1;
-        while (depth > 0) {
-            JsonToken t = p.nextToken();
-            if (t == null) {
-                throw new IOException("truncated");
-            }
-            if (t.isStructStart()) {
-                depth++;
-            } else if (t.isStructEnd()) {
-                depth--;
             }
         }
     }
