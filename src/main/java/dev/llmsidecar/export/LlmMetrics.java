@@ -85,23 +85,20 @@ public final class LlmMetrics {
         return models.label(model);
     }
 
-    /**
-     * Starts the live part of an LLM request: in-flight and waiting gauges, TTFT / chunk timers.
-     *
-     * @param format the wire format's name (docs/formats.md), kept for the per-format undecodable counter
-     */
-    public RequestTimeline.LiveListener requestStarted(String model, String operation, String format,
-            boolean streaming) {
+    /** Starts the live part of an LLM request: in-flight and waiting gauges, TTFT / chunk timers. */
+    public RequestTimeline.LiveListener requestStarted(String model, String operation, boolean streaming) {
         maxInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
         waitingFirstToken.incrementAndGet();
-        return new LiveRequest(live.computeIfAbsent(new LiveKey(model, operation, streaming), this::newLive), format);
+        return new LiveRequest(live.computeIfAbsent(new LiveKey(model, operation, streaming), this::newLive));
     }
 
-    /** Records everything that is final only when the request ended. */
-    public void requestFinished(String model, String operation, RequestTimeline.LiveListener listener,
-            RequestResult r) {
+    /**
+     * Records everything that is final only when the request ended.
+     *
+     * @param format the wire format's name, for the per-format undecodable counter
+     */
+    public void requestFinished(String model, String operation, String format, RequestResult r) {
         inFlight.decrementAndGet();
-        ((LiveRequest) listener).release();
         End m = end.computeIfAbsent(new EndKey(model, operation, r.streaming(), r.outcome().label()), this::newEnd);
         m.requests.increment();
         m.duration.record(r.e2eNanos(), TimeUnit.NANOSECONDS);
@@ -171,7 +168,7 @@ public final class LlmMetrics {
         if (r.undecodableChunks() > 0) {
             cache.counter("llm_sidecar.undecodable_chunks",
                     "Response chunks or bodies that could not be decoded (forwarded untouched)",
-                    "operation", operation, "format", ((LiveRequest) listener).format).increment(r.undecodableChunks());
+                    "operation", operation, "format", format).increment(r.undecodableChunks());
         }
     }
 
@@ -321,12 +318,10 @@ public final class LlmMetrics {
     /** Per-request live recorder; decrements the waiting gauge exactly once. */
     private final class LiveRequest implements RequestTimeline.LiveListener {
         private final Live meters;
-        private final String format;
         private boolean waiting = true;
 
-        LiveRequest(Live meters, String format) {
+        LiveRequest(Live meters) {
             this.meters = meters;
-            this.format = format;
         }
 
         @Override
@@ -348,6 +343,11 @@ public final class LlmMetrics {
             if (meters.ttfc != null) {
                 meters.ttfc.record(ttfcNanos, TimeUnit.NANOSECONDS);
             }
+        }
+
+        @Override
+        public void onEnd() {
+            release();
         }
 
         @Override

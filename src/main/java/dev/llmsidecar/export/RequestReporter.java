@@ -43,18 +43,16 @@ public final class RequestReporter {
     /** Starts the live measurements of a request (in-flight and waiting gauges, TTFT and chunk gaps as they happen). */
     public RequestTimeline.LiveListener started(String modelLabel, LlmOperation operation, boolean streaming) {
         return otelMetrics.live(modelLabel, operation.label(), operation.format().providerName(), streaming,
-                metrics.requestStarted(modelLabel, operation.label(), operation.format().name(), streaming));
+                metrics.requestStarted(modelLabel, operation.label(), streaming));
     }
 
     /**
      * @param modelName the model as the client named it (objectives match on it)
      * @param modelLabel its bounded label
-     * @param live what {@link #started} returned for this request
      */
     public SloVerdict finished(String modelName, String modelLabel, LlmOperation operation, String sloClass,
-            RequestTimeline.LiveListener live, RequestResult result) {
-        metrics.requestFinished(modelLabel, operation.label(),
-                live instanceof OtelMetrics.LiveRecorder recorder ? recorder.next() : live, result);
+            RequestResult result) {
+        metrics.requestFinished(modelLabel, operation.label(), operation.format().name(), result);
         SloVerdict verdict = SloEvaluator.evaluate(result, policy.applicable(modelName, sloClass));
         sloMetrics.record(modelLabel, sloClass, result.outputTokens(), verdict);
         goodput.record(modelLabel, sloClass, verdict.good(), result.outputTokens());

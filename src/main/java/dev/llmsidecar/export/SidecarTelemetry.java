@@ -7,7 +7,6 @@ import dev.llmsidecar.export.otel.RequestTracing;
 import dev.llmsidecar.slo.GoodputWindows;
 import dev.llmsidecar.slo.SloPolicy;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.net.URI;
 import java.util.function.LongSupplier;
 
 /**
@@ -40,9 +39,7 @@ public final class SidecarTelemetry implements AutoCloseable {
                         metrics.latencyBoundsSeconds(), metrics.tokenBounds(), metrics::inFlight,
                         metrics::waitingFirstToken)
                 : OtelMetrics.OFF;
-        URI upstream = config.upstream().url();
-        int port = upstream.getPort() > 0 ? upstream.getPort() : "https".equalsIgnoreCase(upstream.getScheme()) ? 443 : 80;
-        this.tracing = RequestTracing.of(otel, provider, upstream.getHost(), port);
+        this.tracing = RequestTracing.of(otel, provider);
         this.reporter = new RequestReporter(metrics, policy, new SloMetrics(registry, policy.objectives()), goodput,
                 windows, otelMetrics);
     }

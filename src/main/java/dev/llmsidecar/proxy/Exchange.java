@@ -384,7 +384,7 @@ final class Exchange {
             }
             var result = timeline.finish(nanos, outcome, status);
             try (Scope scope = span.makeCurrent()) {
-                var verdict = proxy.reporter.finished(modelName, model, operation, sloClass, live, result);
+                var verdict = proxy.reporter.finished(modelName, model, operation, sloClass, result);
                 span.finish(nanos, result, verdict, sloClass);
             }
             if (sseDecoder != null && sseDecoder.strippedEvents() > 0) {

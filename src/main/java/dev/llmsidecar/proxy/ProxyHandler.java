@@ -49,11 +49,11 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
 
     public ProxyHandler(Vertx vertx, SidecarConfig config, RequestReporter reporter, RequestTracing tracing) {
         this.vertx = vertx;
-        this.tracing = tracing;
         this.config = config;
         this.reporter = reporter;
         this.metrics = reporter.metrics();
         this.target = UpstreamTarget.of(config.upstream().url());
+        this.tracing = tracing.toUpstream(target.host(), target.port());
         this.routes = new LlmRoutes(new JsonFactory());
         this.clientOptions = new HttpClientOptions()
                 .setDefaultHost(target.host())

@@ -28,6 +28,10 @@ public final class RequestTimeline implements TokenEventSink {
         default void onFirstAnswerToken(long nanos) {
         }
 
+        /** The request ended (called once, from {@link RequestTimeline#finish}). */
+        default void onEnd() {
+        }
+
         LiveListener NONE = new LiveListener() {
             @Override
             public void onFirstChunk(long ttfcNanos) {
@@ -159,6 +163,7 @@ public final class RequestTimeline implements TokenEventSink {
         if (result != null) {
             return result;
         }
+        live.onEnd();
         Outcome effective = outcome == Outcome.OK && streamError ? Outcome.UPSTREAM_ERROR : outcome;
         long outputTokens;
         TokenCountSource source;

@@ -21,7 +21,7 @@ class LlmMetricsFormatTest {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         LlmMetrics metrics = new LlmMetrics(registry, TestConfigs.sidecar("http://127.0.0.1:1", Map.of()).metrics());
 
-        RequestTimeline.LiveListener live = metrics.requestStarted("m", "chat", "anthropic_messages", true);
+        RequestTimeline.LiveListener live = metrics.requestStarted("m", "chat", true);
         RequestTimeline t = new RequestTimeline(0, true, live);
         t.onTokenChunk(100 * MS, true, -1);
         t.onTokenChunk(150 * MS, true, -1);
@@ -33,13 +33,13 @@ class LlmMetricsFormatTest {
         t.onTokenChunk(420 * MS, false, -1);
         t.onUndecodable();
         t.onUndecodable();
-        metrics.requestFinished("m", "chat", live, t.finish(500 * MS, Outcome.OK, 200));
+        metrics.requestFinished("m", "chat", "anthropic_messages", t.finish(500 * MS, Outcome.OK, 200));
 
-        RequestTimeline.LiveListener other = metrics.requestStarted("m", "text_completion", "tgi", true);
+        RequestTimeline.LiveListener other = metrics.requestStarted("m", "text_completion", true);
         RequestTimeline u = new RequestTimeline(0, true, other);
         u.onTokenChunk(30 * MS, false, 1);
         u.onUndecodable();
-        metrics.requestFinished("m", "text_completion", other, u.finish(40 * MS, Outcome.OK, 200));
+        metrics.requestFinished("m", "text_completion", "tgi", u.finish(40 * MS, Outcome.OK, 200));
 
         Scrape s = new Scrape(registry.scrape());
         String[] chat = {"model", "m", "operation", "chat", "streaming", "true"};

@@ -44,15 +44,14 @@ class CardinalityAndLoadTest {
                 String modelName = "model-" + i;
                 String model = reporter.metrics().modelLabel(modelName);
                 String sloClass = reporter.policy().sloClass("class-" + i);
-                RequestTimeline.LiveListener live = reporter.metrics().requestStarted(model, chat.label(),
-                        chat.format().name(), true);
+                RequestTimeline.LiveListener live = reporter.started(model, chat, true);
                 long t = System.nanoTime();
                 RequestTimeline timeline = new RequestTimeline(t, true, live);
                 timeline.onUpstreamHeaders(t + 1_000_000);
                 timeline.onDataChunk(t + 2_000_000);
                 timeline.onTokenChunk(t + 3_000_000, false, -1);
                 timeline.onTokenChunk(t + 4_000_000, false, -1);
-                reporter.finished(modelName, model, chat, sloClass, live,
+                reporter.finished(modelName, model, chat, sloClass,
                         timeline.finish(t + 5_000_000, i % 10 == 0 ? Outcome.CLIENT_CANCELLED : Outcome.OK, 200));
                 if (i == 9_999) {
                     seriesAt10k = seriesCount(f.scrape());

@@ -138,10 +138,6 @@ public final class OtelMetrics {
             this.attributes = attributes;
         }
 
-        public RequestTimeline.LiveListener next() {
-            return next;
-        }
-
         @Override
         public void onFirstChunk(long ttfcNanos) {
             next.onFirstChunk(ttfcNanos);
@@ -163,10 +159,21 @@ public final class OtelMetrics {
         }
 
         @Override
+        public void onEnd() {
+            next.onEnd();
+        }
+
+        @Override
         public void onChunkGap(long gapNanos) {
             next.onChunkGap(gapNanos);
             chunkGap.record(gapNanos / 1e9, attributes);
         }
+    }
+
+    /** OTel {@code error.type} of a failed request: the upstream's HTTP status when it sent one, else the outcome. */
+    static String errorType(RequestResult r) {
+        return r.outcome() == Outcome.UPSTREAM_ERROR && r.status() > 0 ? Integer.toString(r.status())
+                : r.outcome().label();
     }
 
     public void finished(String model, String operation, String providerOverride, String sloClass, RequestResult r,
@@ -177,8 +184,7 @@ public final class OtelMetrics {
         Attributes common = base(model, operation, providerOverride);
         var withOutcome = common.toBuilder().put(STREAMING, r.streaming()).put(OUTCOME, r.outcome().label());
         if (r.outcome() != Outcome.OK) {
-            withOutcome.put(ERROR_TYPE, r.outcome() == Outcome.UPSTREAM_ERROR && r.status() > 0
-                    ? Integer.toString(r.status()) : r.outcome().label());
+            withOutcome.put(ERROR_TYPE, errorType(r));
         }
         Attributes attributes = withOutcome.build();
         requests.add(1, attributes);

@@ -52,6 +52,9 @@ public final class OtelPipeline implements AutoCloseable {
         String[] tracesExporter = {"none"};
         String[] metricsExporter = {"none"};
         OtlpExportStats[] stats = {null};
+        // registered on first use: with OTLP off the self-metrics do not exist
+        java.util.function.Supplier<OtlpExportStats> exportStats =
+                () -> stats[0] != null ? stats[0] : (stats[0] = new OtlpExportStats(registry));
         java.util.List<BoundedSpanProcessor> processors = new java.util.ArrayList<>();
         try {
             AutoConfiguredOpenTelemetrySdk auto = AutoConfiguredOpenTelemetrySdk.builder()
@@ -69,14 +72,10 @@ public final class OtelPipeline implements AutoCloseable {
                         }
                         return overrides;
                     })
-                    .addTracerProviderCustomizer((builder, config) -> {
-                        stats[0] = stats[0] != null ? stats[0] : new OtlpExportStats(registry);
-                        return withSpanExport(builder, config, tracesExporter[0], stats[0], processors);
-                    })
-                    .addMetricExporterCustomizer((exporter, config) -> {
-                        stats[0] = stats[0] != null ? stats[0] : new OtlpExportStats(registry);
-                        return new CountingMetricExporter(exporter, stats[0]);
-                    })
+                    .addTracerProviderCustomizer((builder, config) ->
+                            withSpanExport(builder, config, tracesExporter[0], exportStats.get(), processors))
+                    .addMetricExporterCustomizer((exporter, config) ->
+                            new CountingMetricExporter(exporter, exportStats.get()))
                     .disableShutdownHook()
                     .build();
             if (!enabled[0]) {

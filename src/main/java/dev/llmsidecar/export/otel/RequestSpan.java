@@ -133,9 +133,7 @@ public interface RequestSpan {
                 }
             }
             if (r.outcome() != Outcome.OK) {
-                String errorType = r.outcome() == Outcome.UPSTREAM_ERROR && r.status() > 0
-                        ? Integer.toString(r.status()) : r.outcome().label();
-                span.setAttribute("error.type", errorType);
+                span.setAttribute("error.type", OtelMetrics.errorType(r));
                 span.setStatus(StatusCode.ERROR, r.outcome().label());
             }
             span.end(receivedEpochNanos + (endNanos - receivedNanos), TimeUnit.NANOSECONDS);

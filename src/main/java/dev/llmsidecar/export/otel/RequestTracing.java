@@ -50,14 +50,18 @@ public final class RequestTracing {
         this.upstreamPort = upstreamPort;
     }
 
-    public static RequestTracing of(OtelPipeline pipeline, String providerName, String upstreamHost,
-            int upstreamPort) {
+    public static RequestTracing of(OtelPipeline pipeline, String providerName) {
         if (!pipeline.enabled()) {
             return OFF;
         }
         OpenTelemetry otel = pipeline.openTelemetry();
         return new RequestTracing(otel.getTracer("dev.llmsidecar"), otel.getPropagators().getTextMapPropagator(),
-                providerName, upstreamHost, upstreamPort);
+                providerName, null, -1);
+    }
+
+    /** The same tracing, naming the upstream the proxy sends to ({@code server.address} / {@code server.port}). */
+    public RequestTracing toUpstream(String host, int port) {
+        return tracer == null ? OFF : new RequestTracing(tracer, propagator, providerName, host, port);
     }
 
     public boolean enabled() {

@@ -12,7 +12,7 @@ class OtelPipelineTest {
     void offWithoutAnEndpoint() {
         try (OtelPipeline p = OtelPipeline.create(Map.of(), new SimpleMeterRegistry())) {
             assertThat(p.enabled()).isFalse();
-            assertThat(RequestTracing.of(p, "openai", "h", 1).enabled()).isFalse();
+            assertThat(RequestTracing.of(p, "openai").enabled()).isFalse();
         }
     }
 
