@@ -49,6 +49,15 @@ public interface SidecarConfig {
         @WithDefault("PT10M")
         Duration idleTimeout();
 
+        /**
+         * How long an idle pooled upstream connection is kept for reuse (whole seconds; PT0S: no reuse). It must be
+         * shorter than the engine's own keep-alive timeout: an engine that closes an idle connection just as the
+         * sidecar reuses it fails that request with a 502, and a POST is not retried (it may have started a
+         * generation). 4 s is below uvicorn's 5 s default (vLLM, SGLang) and llama.cpp's 5 s.
+         */
+        @WithDefault("PT4S")
+        Duration keepAliveTimeout();
+
         /** Upstream connection pool size per event loop; every open stream holds one HTTP/1.1 connection. */
         @WithDefault("4096")
         int maxConnections();

@@ -55,16 +55,19 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
         this.target = UpstreamTarget.of(config.upstream().url());
         this.tracing = tracing.toUpstream(target.host(), target.port());
         this.routes = new LlmRoutes(new JsonFactory());
+        int keepAliveSeconds = (int) Math.min(Integer.MAX_VALUE, config.upstream().keepAliveTimeout().toSeconds());
         this.clientOptions = new HttpClientOptions()
                 .setDefaultHost(target.host())
                 .setDefaultPort(target.port())
                 .setSsl(target.ssl())
                 .setProtocolVersion(HttpVersion.HTTP_1_1)
-                .setKeepAlive(true)
+                .setKeepAlive(keepAliveSeconds > 0)
+                .setKeepAliveTimeout(Math.max(1, keepAliveSeconds))
                 .setTcpNoDelay(true)
                 .setDecompressionSupported(false)
                 .setConnectTimeout((int) config.upstream().connectTimeout().toMillis());
-        this.poolOptions = new PoolOptions().setHttp1MaxSize(config.upstream().maxConnections());
+        // expired idle connections are closed by a sweep; sweep often so one is gone soon after its keep-alive ends
+        this.poolOptions = new PoolOptions().setHttp1MaxSize(config.upstream().maxConnections()).setCleanerPeriod(250);
     }
 
     /**

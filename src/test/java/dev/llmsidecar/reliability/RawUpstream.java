@@ -17,7 +17,9 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * A misbehaving HTTP/1.1 upstream on a blocking loopback socket, one thread per connection, for faults a real
  * server library would not produce: closing or resetting before the status line, dying in the middle of an event,
- * stalling, sending malformed bodies. Every script gets the parsed request and the raw socket.
+ * stalling, sending malformed bodies. Every script gets the parsed request and the raw socket. By default a
+ * connection serves one request and is closed (and says so with {@code Connection: close}); a persistent upstream
+ * serves requests on a connection until a script closes it.
  */
 final class RawUpstream implements AutoCloseable {
 
@@ -45,9 +47,15 @@ final class RawUpstream implements AutoCloseable {
     final AtomicLong written = new AtomicLong();
     final AtomicLong closedAtNanos = new AtomicLong();
     private final Thread acceptor;
+    private final boolean persistent;
     private volatile boolean closed;
 
     RawUpstream(Script script) throws IOException {
+        this(script, false);
+    }
+
+    RawUpstream(Script script, boolean persistent) throws IOException {
+        this.persistent = persistent;
         server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         acceptor = new Thread(() -> {
             while (!closed) {
@@ -74,12 +82,14 @@ final class RawUpstream implements AutoCloseable {
         try {
             s.setTcpNoDelay(true);
             InputStream in = s.getInputStream();
-            Request r = read(in);
-            if (r == null) {
-                return;
-            }
-            requests.add(r);
-            script.serve(r, s, s.getOutputStream());
+            do {
+                Request r = read(in);
+                if (r == null) {
+                    return;
+                }
+                requests.add(r);
+                script.serve(r, s, s.getOutputStream());
+            } while (persistent && !s.isClosed());
         } catch (Exception e) {
             closedAtNanos.compareAndSet(0, System.nanoTime());
         } finally {
@@ -136,9 +146,10 @@ final class RawUpstream implements AutoCloseable {
         return sb.toString();
     }
 
+    /** A chunked 200 head for a connection that closes after this response. */
     static void writeHead(OutputStream out, String contentType) throws IOException {
-        out.write(("HTTP/1.1 200 OK\r\ncontent-type: " + contentType + "\r\ntransfer-encoding: chunked\r\n\r\n")
-                .getBytes(StandardCharsets.ISO_8859_1));
+        out.write(("HTTP/1.1 200 OK\r\ncontent-type: " + contentType + "\r\ntransfer-encoding: chunked\r\n"
+                + "connection: close\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
         out.flush();
     }
 

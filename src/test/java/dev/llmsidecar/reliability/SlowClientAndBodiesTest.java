@@ -91,7 +91,7 @@ class SlowClientAndBodiesTest {
                     + "\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":1}}")
                     .getBytes(StandardCharsets.UTF_8);
             out.write(("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: " + answer.length
-                    + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                    + "\r\nconnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
             out.write(answer);
             out.flush();
         });

@@ -1,0 +1,90 @@
+package dev.llmsidecar.reliability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.llmsidecar.sim.EngineBehaviour;
+import dev.llmsidecar.support.ProxyFixture;
+import dev.llmsidecar.support.ProxyFixture.Received;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The keep-alive race: an engine (uvicorn: 5 s) closes an idle connection just as the sidecar reuses it, and that
+ * request fails. The sidecar must stop reusing a connection before the engine gives up on it.
+ */
+class StaleUpstreamConnectionTest {
+
+    static final String PLAIN = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+    static final byte[] ANSWER = ("{\"id\":\"x\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\","
+            + "\"content\":\"ok\"},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":1}}")
+            .getBytes(StandardCharsets.UTF_8);
+    static final long ENGINE_KEEP_ALIVE_NANOS = 2_000_000_000L;
+
+    /**
+     * A persistent upstream that gives up on a connection idle for longer than its keep-alive: a request arriving
+     * on it afterwards finds it closed, with no response (what the race looks like from the proxy).
+     */
+    static RawUpstream engineWithKeepAlive() throws Exception {
+        Map<Socket, Long> lastResponse = new ConcurrentHashMap<>();
+        return new RawUpstream((r, s, out) -> {
+            Long last = lastResponse.get(s);
+            if (last != null && System.nanoTime() - last > ENGINE_KEEP_ALIVE_NANOS) {
+                s.close();
+                return;
+            }
+            out.write(("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: " + ANSWER.length
+                    + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.write(ANSWER);
+            out.flush();
+            lastResponse.put(s, System.nanoTime());
+        }, true);
+    }
+
+    @Test
+    void anIdleConnectionIsRetiredBeforeTheEngineClosesIt() throws Exception {
+        try (RawUpstream raw = engineWithKeepAlive();
+                ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(),
+                        Map.of("sidecar.upstream.keep-alive-timeout", "PT1S"), raw.url())) {
+            assertThat(f.post(f.proxyPort, "/v1/chat/completions", PLAIN, Map.of()).status()).isEqualTo(200);
+            // back-to-back requests reuse the connection
+            Received warm = f.post(f.proxyPort, "/v1/chat/completions", PLAIN, Map.of());
+            assertThat(warm.body().getBytes()).isEqualTo(ANSWER);
+            assertThat(raw.sockets).hasSize(1);
+            Thread.sleep(ENGINE_KEEP_ALIVE_NANOS / 1_000_000 + 500);
+            Received later = f.post(f.proxyPort, "/v1/chat/completions", PLAIN, Map.of());
+            assertThat(later.status()).isEqualTo(200);
+            assertThat(later.body().getBytes()).isEqualTo(ANSWER);
+            assertThat(raw.sockets).as("a fresh connection after the idle one was retired").hasSize(2);
+        }
+    }
+
+    @Test
+    void aKeepAliveLongerThanTheEnginesLosesTheRequestThatReusesTheClosedConnection() throws Exception {
+        // the failure the default guards against, shown with a keep-alive longer than the engine's
+        try (RawUpstream raw = engineWithKeepAlive();
+                ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(),
+                        Map.of("sidecar.upstream.keep-alive-timeout", "PT60S"), raw.url())) {
+            assertThat(f.post(f.proxyPort, "/v1/chat/completions", PLAIN, Map.of()).status()).isEqualTo(200);
+            Thread.sleep(ENGINE_KEEP_ALIVE_NANOS / 1_000_000 + 500);
+            Received later = f.post(f.proxyPort, "/v1/chat/completions", PLAIN, Map.of());
+            assertThat(later.status()).isEqualTo(502);
+            assertThat(raw.sockets).as("the stale connection was reused").hasSize(1);
+        }
+    }
+
+    @Test
+    void aZeroKeepAliveUsesAConnectionPerRequest() throws Exception {
+        try (RawUpstream raw = engineWithKeepAlive();
+                ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(),
+                        Map.of("sidecar.upstream.keep-alive-timeout", "PT0S"), raw.url())) {
+            for (int i = 0; i < 3; i++) {
+                assertThat(f.post(f.proxyPort, "/v1/chat/completions", PLAIN, Map.of()).body().getBytes())
+                        .isEqualTo(ANSWER);
+            }
+            assertThat(raw.sockets).hasSize(3);
+        }
+    }
+}
