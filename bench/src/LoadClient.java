@@ -27,7 +27,8 @@ import org.HdrHistogram.Histogram;
  * <p>Modes: {@code stream} (paced events), {@code burst} (engine sends as fast as the path drains: throughput),
  * {@code plain} (non-streaming requests, closed loop).
  *
- * <p>Usage: {@code LoadClient host port mode conc seconds events intervalMs ttftMs model [instances]}
+ * <p>Usage: {@code LoadClient host port mode conc seconds events intervalMs ttftMs model [instances]};
+ * {@code -Dbench.path=/raw/completions} sends to a path the sidecar proxies without timing it (plain proxy cost).
  */
 public final class LoadClient extends AbstractVerticle {
 
@@ -180,7 +181,7 @@ public final class LoadClient extends AbstractVerticle {
     }
 
     private RequestOptions options(boolean stream) {
-        return new RequestOptions().setMethod(HttpMethod.POST).setURI("/v1/chat/completions")
+        return new RequestOptions().setMethod(HttpMethod.POST).setURI(System.getProperty("bench.path", "/v1/chat/completions"))
                 .putHeader("content-type", "application/json")
                 .putHeader("x-bench-events", Integer.toString(events))
                 .putHeader("x-bench-interval-ms", Integer.toString(mode.equals("burst") ? 0 : intervalMs))

@@ -2,7 +2,7 @@ package dev.llmsidecar.export;
 
 import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.export.otel.OtelPipeline;
-import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.prometheus.PrometheusMeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -16,8 +16,13 @@ import org.eclipse.microprofile.config.Config;
 @ApplicationScoped
 public class TelemetryProducer {
 
+    /**
+     * The Prometheus registry itself, not Quarkus's composite: a composite timer walks its children (allocating an
+     * iterator) on every record, and the sidecar records on every forwarded chunk. Prometheus is the only
+     * Micrometer registry the sidecar exports to (OTLP goes through the OpenTelemetry SDK).
+     */
     @Inject
-    MeterRegistry registry;
+    PrometheusMeterRegistry registry;
 
     @Inject
     SidecarConfig config;

@@ -117,6 +117,9 @@ final class Exchange {
             }
         });
         request.endHandler(v -> {
+            // the request object lives as long as the stream: let go of the prompt bytes once they are sent
+            request.handler(null);
+            request.endHandler(null);
             InspectedRequest inspected = operation.format().inspect(body, proxy.config.llm().injectIncludeUsage());
             if (!inspected.decodable()) {
                 proxy.metrics.bodyNotInspected("not_json");
@@ -273,7 +276,12 @@ final class Exchange {
         }
         if (out.length() > 0) {
             lastWrite = response.write(out);
-            lastWrite.onSuccess(v -> proxy.metrics.chunkWritten(System.nanoTime() - arrived));
+            if (lastWrite.succeeded()) {
+                // usually written to the socket within write(): no listener to allocate per chunk
+                proxy.metrics.chunkWritten(System.nanoTime() - arrived);
+            } else {
+                lastWrite.onSuccess(v -> proxy.metrics.chunkWritten(System.nanoTime() - arrived));
+            }
         }
         if (response.writeQueueFull()) {
             // slow client: stop reading upstream until the client has drained what we hold

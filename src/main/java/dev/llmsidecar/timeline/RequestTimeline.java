@@ -55,8 +55,9 @@ public final class RequestTimeline implements TokenEventSink {
     private long firstChunkNanos = -1;
     private long firstReasoningNanos = -1;
     private long firstContentNanos = -1;
-    private long[] chunkNanos = new long[32];
-    private long[] chunkCumulativeTokens = new long[32];
+    // grown by doubling; small to start, since thousands of streams are open at once
+    private long[] chunkNanos = new long[16];
+    private long[] chunkCumulativeTokens = new long[16];
     private boolean everyChunkCounted = true;
     private int chunks;
     private Usage usage;

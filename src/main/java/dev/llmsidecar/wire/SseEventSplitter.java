@@ -41,11 +41,12 @@ public final class SseEventSplitter {
     private final Listener listener;
     private final int maxEventBytes;
 
-    private byte[] line = new byte[256];
+    // small to start (thousands of streams are open at once); both grow by doubling
+    private byte[] line = new byte[128];
     private int lineLength;
     // Separate from lineLength: an oversize event keeps no bytes, yet its lines are not empty lines.
     private boolean lineNonEmpty;
-    private byte[] data = new byte[1024];
+    private byte[] data = new byte[512];
     private int dataLength;
     private boolean hasData;
     private String eventType;

@@ -15,6 +15,8 @@ import dev.llmsidecar.support.Scrape;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
+import io.vertx.core.Vertx;
+import jakarta.inject.Inject;
 import java.net.URI;
 import java.net.URL;
 import java.net.http.HttpClient;
@@ -55,6 +57,9 @@ class SidecarApplicationTest {
         public void close() {
         }
     };
+
+    @Inject
+    Vertx vertx;
 
     @TestHTTPResource("/")
     URL proxy;
@@ -165,5 +170,13 @@ class SidecarApplicationTest {
                 HttpResponse.BodyHandlers.ofString());
         assertThat(viaProxy.statusCode()).isEqualTo(404);
         assertThat(viaProxy.body()).contains("not found: /q/metrics");
+    }
+
+    @Test
+    void theProxyRunsOnTheEpollTransportOnLinux() {
+        // the streams above went through it; NIO is only the fallback where epoll cannot load
+        assertThat(System.getProperty("os.name")).startsWith("Linux");
+        assertThat(vertx.isNativeTransportEnabled()).as("native transport (cause: %s)", vertx.unavailableNativeTransportCause())
+                .isTrue();
     }
 }
