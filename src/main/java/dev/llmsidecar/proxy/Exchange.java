@@ -344,6 +344,13 @@ final class Exchange {
         }
         boolean timeout = cause instanceof TimeoutException
                 || (cause.getMessage() != null && cause.getMessage().contains("timeout"));
+        // refused / no route / unknown host, or a connection that closed before any response byte: the second
+        // is a different page (an engine crashing on the request, or closing idle connections too early)
+        boolean unreachable = cause instanceof java.net.ConnectException || cause instanceof java.net.UnknownHostException
+                || cause instanceof java.net.NoRouteToHostException;
+        String error = timeout ? "upstream_timeout" : unreachable ? "upstream_unreachable" : "upstream_closed";
+        String message = timeout ? "timed out" : unreachable ? "unreachable"
+                : "closed the connection before responding";
         int code = timeout ? 504 : 502;
         LOG.debugf("upstream request failed for %s %s: %s", request.method(), request.path(), cause.toString());
         status = code;
@@ -357,8 +364,8 @@ final class Exchange {
         if (!response.headWritten()) {
             response.setStatusCode(code)
                     .putHeader(HttpHeaders.CONTENT_TYPE, "application/json")
-                    .putHeader("x-llm-sidecar-error", timeout ? "upstream_timeout" : "upstream_unreachable")
-                    .end("{\"error\":{\"message\":\"llm-sidecar: upstream " + (timeout ? "timed out" : "unreachable")
+                    .putHeader("x-llm-sidecar-error", error)
+                    .end("{\"error\":{\"message\":\"llm-sidecar: upstream " + message
                             + "\",\"type\":\"upstream_error\",\"code\":" + code + "}}");
         } else {
             response.reset();

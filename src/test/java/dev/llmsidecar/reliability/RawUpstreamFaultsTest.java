@@ -33,7 +33,8 @@ class RawUpstreamFaultsTest {
                 ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(), Map.of(), raw.url())) {
             Received r = f.post(f.proxyPort, "/v1/chat/completions", STREAM, Map.of());
             assertThat(r.status()).isEqualTo(502);
-            assertThat(r.headers().get("x-llm-sidecar-error")).isEqualTo("upstream_unreachable");
+            assertThat(r.headers().get("x-llm-sidecar-error")).isEqualTo("upstream_closed");
+            assertThat(r.text()).contains("upstream closed the connection before responding");
             assertCounted(f, "upstream_error", "5xx");
         }
     }

@@ -71,6 +71,7 @@ class StaleUpstreamConnectionTest {
             Thread.sleep(ENGINE_KEEP_ALIVE_NANOS / 1_000_000 + 500);
             Received later = f.post(f.proxyPort, "/v1/chat/completions", PLAIN, Map.of());
             assertThat(later.status()).isEqualTo(502);
+            assertThat(later.headers().get("x-llm-sidecar-error")).isEqualTo("upstream_closed");
             assertThat(raw.sockets).as("the stale connection was reused").hasSize(1);
         }
     }
