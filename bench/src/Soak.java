@@ -58,6 +58,9 @@ final class Soak {
             md.append(String.format(Locale.ROOT, "%nFrom minute 1 to minute %d: RSS %+.1f MB, threads %+d, fds %+d.%n",
                     b.getInteger("minute"), (b.getLong("rssKb", 0L) - a.getLong("rssKb", 0L)) / 1024.0,
                     b.getInteger("threads", 0) - a.getInteger("threads", 0), b.getInteger("fds", 0) - a.getInteger("fds", 0)));
+            md.append("\nEach sample is taken when that minute's load has ended: the clients' connections are closed,"
+                    + " and pooled upstream connections idle longer than `sidecar.upstream.keep-alive-timeout` (4 s)"
+                    + " have been retired.\n");
         }
         Files.writeString(Bench.root.resolve("docs/bench/soak.md"), md.toString());
         System.out.println("wrote docs/bench/soak.md");
