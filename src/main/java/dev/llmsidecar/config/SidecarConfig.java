@@ -50,7 +50,8 @@ public interface SidecarConfig {
         Duration idleTimeout();
 
         /**
-         * How long an idle pooled upstream connection is kept for reuse (whole seconds; PT0S: no reuse). It must be
+         * How long an idle pooled upstream connection is kept for reuse (rounded down to whole seconds, at least 1;
+         * PT0S: no reuse). It must be
          * shorter than the engine's own keep-alive timeout: an engine that closes an idle connection just as the
          * sidecar reuses it fails that request with a 502, and a POST is not retried (it may have started a
          * generation). 4 s is below uvicorn's 5 s default (vLLM, SGLang) and llama.cpp's 5 s.

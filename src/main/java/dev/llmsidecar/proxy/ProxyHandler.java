@@ -55,7 +55,10 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
         this.target = UpstreamTarget.of(config.upstream().url());
         this.tracing = tracing.toUpstream(target.host(), target.port());
         this.routes = new LlmRoutes(new JsonFactory());
-        int keepAliveSeconds = (int) Math.min(Integer.MAX_VALUE, config.upstream().keepAliveTimeout().toSeconds());
+        // Vert.x counts whole seconds: round down (staying below the engine's timeout), but never to "no reuse"
+        Duration keepAlive = config.upstream().keepAliveTimeout();
+        int keepAliveSeconds = keepAlive.isZero() || keepAlive.isNegative() ? 0
+                : (int) Math.max(1, Math.min(Integer.MAX_VALUE, keepAlive.toSeconds()));
         this.clientOptions = new HttpClientOptions()
                 .setDefaultHost(target.host())
                 .setDefaultPort(target.port())

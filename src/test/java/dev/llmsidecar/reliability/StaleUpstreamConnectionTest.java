@@ -77,6 +77,20 @@ class StaleUpstreamConnectionTest {
     }
 
     @Test
+    void aSubSecondKeepAliveStillReusesConnections() throws Exception {
+        // Vert.x counts whole seconds: PT0.5S must not round down to "no reuse"
+        try (RawUpstream raw = engineWithKeepAlive();
+                ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(),
+                        Map.of("sidecar.upstream.keep-alive-timeout", "PT0.5S"), raw.url())) {
+            for (int i = 0; i < 3; i++) {
+                assertThat(f.post(f.proxyPort, "/v1/chat/completions", PLAIN, Map.of()).body().getBytes())
+                        .isEqualTo(ANSWER);
+            }
+            assertThat(raw.sockets).hasSize(1);
+        }
+    }
+
+    @Test
     void aZeroKeepAliveUsesAConnectionPerRequest() throws Exception {
         try (RawUpstream raw = engineWithKeepAlive();
                 ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(),
