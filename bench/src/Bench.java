@@ -163,31 +163,12 @@ public final class Bench {
         memory.put("idleAfterLoad", procState(sidecarPid));
         results.put("latency", latency);
 
-        JsonArray throughput = new JsonArray();
-        for (int r = 0; r < rounds; r++) {
-            for (int k = 0; k < targets.size(); k++) {
-                Endpoint t = targets.get((k + r) % targets.size());
-                JsonObject p = phase(t, "burst", 16, seconds, 5000, 0, 0, "bench-burst", engine);
-                p.put("round", r);
-                throughput.add(p);
-                System.out.printf(Locale.ROOT, "burst %-8s %.0f events/s, %.2f cpu-s proxy%n", t.name,
-                        p.getDouble("eventsPerSec", 0.0), p.getDouble("proxyCpuSeconds", 0.0));
-            }
-        }
-        results.put("throughput", throughput);
-
-        JsonArray plain = new JsonArray();
-        for (int r = 0; r < rounds; r++) {
-            for (int k = 0; k < targets.size(); k++) {
-                Endpoint t = targets.get((k + r) % targets.size());
-                JsonObject p = phase(t, "plain", 32, seconds, 0, 0, 0, "bench-plain", engine);
-                p.put("round", r);
-                plain.add(p);
-                System.out.printf(Locale.ROOT, "plain %-8s %.0f req/s p99 %.0f us%n", t.name,
-                        p.getDouble("requestsPerSec", 0.0), q(p, "plainLatency", "p99"));
-            }
-        }
-        results.put("plain", plain);
+        results.put("throughput", interleaved(targets, rounds, "burst", 16, seconds, 5000, engine,
+                (t, p) -> String.format(Locale.ROOT, "burst %-8s %.0f events/s, %.2f cpu-s proxy", t.name,
+                        p.getDouble("eventsPerSec", 0.0), p.getDouble("proxyCpuSeconds", 0.0))));
+        results.put("plain", interleaved(targets, rounds, "plain", 32, seconds, 0, engine,
+                (t, p) -> String.format(Locale.ROOT, "plain %-8s %.0f req/s p99 %.0f us", t.name,
+                        p.getDouble("requestsPerSec", 0.0), q(p, "plainLatency", "p99"))));
         memory.put("end", procState(sidecarPid));
         results.put("memory", memory);
         results.put("elapsedSeconds", (System.nanoTime() - t0) / 1e9);
@@ -354,6 +335,25 @@ public final class Bench {
     }
 
     // ---------------------------------------------------------------------------------------------- phases
+
+    /**
+     * One unpaced phase per target and round, the targets' order rotated each round (so none always runs first
+     * on a cooler or hotter box); prints each result with {@code line}.
+     */
+    static JsonArray interleaved(List<Endpoint> targets, int rounds, String mode, int conc, int seconds, int events,
+            Endpoint engine, java.util.function.BiFunction<Endpoint, JsonObject, String> line) throws Exception {
+        JsonArray out = new JsonArray();
+        for (int r = 0; r < rounds; r++) {
+            for (int k = 0; k < targets.size(); k++) {
+                Endpoint t = targets.get((k + r) % targets.size());
+                JsonObject p = phase(t, mode, conc, seconds, events, 0, 0, "bench-" + mode, engine);
+                p.put("round", r);
+                out.add(p);
+                System.out.println(line.apply(t, p));
+            }
+        }
+        return out;
+    }
 
     /** One load-client run against one target; adds CPU seconds used by the target and the engine. */
     static JsonObject phase(Endpoint target, String mode, int conc, int seconds, int events, int intervalMs,

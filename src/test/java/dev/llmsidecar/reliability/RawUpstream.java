@@ -48,14 +48,25 @@ final class RawUpstream implements AutoCloseable {
     final AtomicLong closedAtNanos = new AtomicLong();
     private final Thread acceptor;
     private final boolean persistent;
+    private final boolean keepBodies;
     private volatile boolean closed;
 
     RawUpstream(Script script) throws IOException {
-        this(script, false);
+        this(script, false, true);
     }
 
     RawUpstream(Script script, boolean persistent) throws IOException {
+        this(script, persistent, true);
+    }
+
+    /** An upstream that reads request bodies and throws them away (their memory is not the test's to measure). */
+    static RawUpstream discardingBodies(Script script) throws IOException {
+        return new RawUpstream(script, false, false);
+    }
+
+    private RawUpstream(Script script, boolean persistent, boolean keepBodies) throws IOException {
         this.persistent = persistent;
+        this.keepBodies = keepBodies;
         server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         acceptor = new Thread(() -> {
             while (!closed) {
@@ -83,7 +94,7 @@ final class RawUpstream implements AutoCloseable {
             s.setTcpNoDelay(true);
             InputStream in = s.getInputStream();
             do {
-                Request r = read(in);
+                Request r = read(in, keepBodies);
                 if (r == null) {
                     return;
                 }
@@ -101,8 +112,8 @@ final class RawUpstream implements AutoCloseable {
         }
     }
 
-    /** Reads one request head and its body (Content-Length or chunked). */
-    static Request read(InputStream in) throws IOException {
+    /** Reads one request head and its body (Content-Length or chunked); without {@code keepBody} the body is skipped. */
+    static Request read(InputStream in, boolean keepBody) throws IOException {
         ByteArrayOutputStream head = new ByteArrayOutputStream();
         int matched = 0;
         while (matched < 4) {
@@ -119,7 +130,7 @@ final class RawUpstream implements AutoCloseable {
         String te = partial.header("transfer-encoding");
         ByteArrayOutputStream body = new ByteArrayOutputStream();
         if (length != null) {
-            body.write(in.readNBytes(Integer.parseInt(length)));
+            body(in, Integer.parseInt(length), body, keepBody);
         } else if (te != null && te.toLowerCase(Locale.ROOT).contains("chunked")) {
             while (true) {
                 String size = line(in);
@@ -128,14 +139,23 @@ final class RawUpstream implements AutoCloseable {
                     line(in);
                     break;
                 }
-                body.write(in.readNBytes(n));
+                body(in, n, body, keepBody);
                 line(in);
             }
         }
         return new Request(h, body.toByteArray());
     }
 
-    private static String line(InputStream in) throws IOException {
+    private static void body(InputStream in, int n, ByteArrayOutputStream body, boolean keep) throws IOException {
+        if (keep) {
+            body.write(in.readNBytes(n));
+        } else {
+            in.skipNBytes(n);
+        }
+    }
+
+    /** One line without its CR LF. */
+    static String line(InputStream in) throws IOException {
         StringBuilder sb = new StringBuilder();
         int b;
         while ((b = in.read()) >= 0 && b != '\n') {

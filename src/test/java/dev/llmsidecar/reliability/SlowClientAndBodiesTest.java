@@ -161,9 +161,9 @@ class SlowClientAndBodiesTest {
         void readBodyBytes(int n) throws Exception {
             for (int i = 0; i < n; i++) {
                 if (leftInChunk == 0) {
-                    String size = line();
+                    String size = RawUpstream.line(in);
                     if (size.isEmpty()) {
-                        size = line(); // CRLF after the previous chunk
+                        size = RawUpstream.line(in); // CRLF after the previous chunk
                     }
                     leftInChunk = Integer.parseInt(size.trim(), 16);
                     if (leftInChunk == 0) {
@@ -177,17 +177,6 @@ class SlowClientAndBodiesTest {
                 body.write(b);
                 leftInChunk--;
             }
-        }
-
-        private String line() throws Exception {
-            StringBuilder sb = new StringBuilder();
-            int b;
-            while ((b = in.read()) >= 0 && b != '\n') {
-                if (b != '\r') {
-                    sb.append((char) b);
-                }
-            }
-            return sb.toString();
         }
     }
 }

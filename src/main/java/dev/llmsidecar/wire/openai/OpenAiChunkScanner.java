@@ -457,14 +457,7 @@ final class OpenAiChunkScanner {
         numberIsInt = true;
         if (p < end && b[p] == '.') {
             numberIsInt = false;
-            p++;
-            int digits = p;
-            while (p < end && b[p] >= '0' && b[p] <= '9') {
-                p++;
-            }
-            if (p == digits) {
-                throw BAIL_SIGNAL;
-            }
+            p = requiredDigits(p + 1);
         }
         if (p < end && (b[p] == 'e' || b[p] == 'E')) {
             numberIsInt = false;
@@ -472,16 +465,22 @@ final class OpenAiChunkScanner {
             if (p < end && (b[p] == '+' || b[p] == '-')) {
                 p++;
             }
-            int digits = p;
-            while (p < end && b[p] >= '0' && b[p] <= '9') {
-                p++;
-            }
-            if (p == digits) {
-                throw BAIL_SIGNAL;
-            }
+            p = requiredDigits(p);
         }
         pos = p;
         requireDelimiter();
+    }
+
+    /** Past the run of digits at {@code p}, which must not be empty (a fraction or an exponent). */
+    private int requiredDigits(int p) {
+        int digits = p;
+        while (p < end && b[p] >= '0' && b[p] <= '9') {
+            p++;
+        }
+        if (p == digits) {
+            throw BAIL_SIGNAL;
+        }
+        return p;
     }
 
     /** A value must be followed by whitespace or a structural character (Jackson rejects e.g. {@code 12x}). */
