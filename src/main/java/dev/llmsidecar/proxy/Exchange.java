@@ -30,11 +30,13 @@ import org.jboss.logging.Logger;
  * One client request and its upstream twin, from arrival to the last byte. All callbacks run on the client
  * connection's event loop. This is where response chunks are timestamped ({@link #onUpstreamChunk}).
  */
-final class Exchange {
+final class Exchange implements UpstreamReadBoundary.Listener {
 
     private static final Logger LOG = Logger.getLogger(Exchange.class);
     private static final Set<String> SKIP_ALWAYS = Set.of("host", "expect");
     private static final Set<String> SKIP_WITH_NEW_BODY = Set.of("host", "expect", "content-length");
+    /** Bytes held for one client write while a read is delivered; more than this goes out at once. */
+    private static final int MAX_COALESCED_BYTES = 64 * 1024;
 
     private final ProxyHandler proxy;
     private final HttpServerRequest request;
@@ -44,6 +46,10 @@ final class Exchange {
 
     private HttpClientRequest upstreamRequest;
     private HttpClientResponse upstreamResponse;
+    private UpstreamReadBoundary readBoundary;
+    private Buffer pending;          // what this read forwards, written once the read completes
+    private long pendingSince;       // arrival of the first read part in pending
+    private boolean pendingCopied;   // pending is our own buffer (not one the decoder returned)
     private Future<Void> lastWrite = Future.succeededFuture();
     private boolean clientGone;
     private long lastUpstreamActivity;
@@ -222,6 +228,10 @@ final class Exchange {
                 }
             }
         }
+        readBoundary = UpstreamReadBoundary.of(upstreamRequest.connection());
+        if (readBoundary != null) {
+            readBoundary.listen(this);
+        }
         upstreamResponse.handler(this::onUpstreamChunk);
         upstreamResponse.endHandler(v -> onUpstreamEnd());
         upstreamResponse.exceptionHandler(this::onUpstreamBroken);
@@ -261,7 +271,11 @@ final class Exchange {
         idleTimer = proxy.vertx.setTimer(Math.max(1, wait / 1_000_000), id -> checkIdle(idleNanos));
     }
 
-    /** The timestamping point: every read from upstream is stamped here, decoded, and forwarded. */
+    /**
+     * The timestamping point: every chunk from upstream is stamped here as it is delivered, decoded, and
+     * forwarded. Chunks delivered within one socket read are written to the client together when the read
+     * completes ({@link #onReadComplete}): one write per read, as nginx does, instead of one per SSE event.
+     */
     private void onUpstreamChunk(Buffer chunk) {
         long arrived = System.nanoTime();
         lastUpstreamActivity = arrived;
@@ -274,16 +288,58 @@ final class Exchange {
                 out = decoder.onChunk(chunk, arrived);
             }
         }
-        if (out.length() > 0) {
-            lastWrite = response.write(out);
-            if (lastWrite.succeeded()) {
-                // usually written to the socket within write(): no listener to allocate per chunk
-                proxy.metrics.chunkWritten(System.nanoTime() - arrived);
-            } else {
-                lastWrite.onSuccess(v -> proxy.metrics.chunkWritten(System.nanoTime() - arrived));
-            }
+        if (out.length() == 0) {
+            return;
         }
-        if (response.writeQueueFull()) {
+        if (readBoundary != null && readBoundary.inRead()) {
+            hold(out, arrived);
+            if (pending.length() >= MAX_COALESCED_BYTES) {
+                writePending();
+            }
+        } else {
+            // delivered outside a read (after a pause): nothing else is coming with it
+            hold(out, arrived);
+            writePending();
+        }
+    }
+
+    private void hold(Buffer out, long arrived) {
+        if (pending == null) {
+            pending = out;
+            pendingSince = arrived;
+            pendingCopied = false;
+            return;
+        }
+        if (!pendingCopied) {
+            // never append to a buffer the decoder returned: copy into one of our own
+            pending = Buffer.buffer(Math.max(1024, 2 * (pending.length() + out.length()))).appendBuffer(pending);
+            pendingCopied = true;
+        }
+        pending.appendBuffer(out);
+    }
+
+    @Override
+    public void onReadComplete() {
+        if (pending != null) {
+            writePending();
+        }
+    }
+
+    private void writePending() {
+        Buffer out = pending;
+        long arrived = pendingSince;
+        pending = null;
+        if (finished || clientGone) {
+            return;
+        }
+        lastWrite = response.write(out);
+        if (lastWrite.succeeded()) {
+            // usually written to the socket within write(): no listener to allocate per chunk
+            proxy.metrics.chunkWritten(System.nanoTime() - arrived);
+        } else {
+            lastWrite.onSuccess(v -> proxy.metrics.chunkWritten(System.nanoTime() - arrived));
+        }
+        if (response.writeQueueFull() && !pausedForClient) {
             // slow client: stop reading upstream until the client has drained what we hold
             upstreamResponse.pause();
             pausedForClient = true;
@@ -300,6 +356,9 @@ final class Exchange {
             return;
         }
         long now = System.nanoTime();
+        if (pending != null) {
+            writePending(); // the end arrived in the same read as the last chunks
+        }
         if (decoder != null) {
             Buffer rest;
             try (Scope scope = span.makeCurrent()) {
@@ -319,6 +378,9 @@ final class Exchange {
         }
         LOG.debugf("upstream broke mid-response for %s %s: %s", request.method(), request.path(), cause.toString());
         long now = System.nanoTime();
+        if (pending != null) {
+            writePending(); // what arrived before the break reaches the client, as it would directly
+        }
         if (sseDecoder != null) {
             // an incomplete event held back for usage stripping still reaches the client, as it would directly
             Buffer held = sseDecoder.onEnd(now);
@@ -389,6 +451,10 @@ final class Exchange {
             return;
         }
         finished = true;
+        if (readBoundary != null) {
+            readBoundary.release(this); // the pooled connection outlives this exchange
+        }
+        pending = null;
         if (idleTimer >= 0) {
             proxy.vertx.cancelTimer(idleTimer);
         }

@@ -35,23 +35,39 @@ public final class SseEventSplitter {
     private static final byte[] EVENT = "event".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] ERROR = "error".getBytes(StandardCharsets.US_ASCII);
 
-    /** Scratch block per event-loop thread: a read is copied into it in pieces, never held across calls. */
-    private static final ThreadLocal<byte[]> BLOCK = ThreadLocal.withInitial(() -> new byte[8192]);
+    private static final byte[] NONE = new byte[0];
+    /** Scratch buffers grown beyond this are not kept for the thread (one huge event must not pin memory). */
+    private static final int MAX_KEPT_SCRATCH = 64 * 1024;
+
+    /**
+     * Per event-loop thread: the block a read is copied into, and the line and data buffers lent to the splitter
+     * being fed. A stream keeps buffers of its own only while a line or an event is incomplete at the end of a
+     * read; between events (the usual state of thousands of open streams) it holds none.
+     */
+    private static final class Scratch {
+        final byte[] block = new byte[8192];
+        byte[] line = new byte[512];
+        byte[] data = new byte[2048];
+        boolean busy;
+    }
+
+    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
 
     private final Listener listener;
     private final int maxEventBytes;
 
-    // small to start (thousands of streams are open at once); both grow by doubling
-    private byte[] line = new byte[128];
+    // NONE, the thread's scratch during a feed, or the stream's own copy of an incomplete line or event
+    private byte[] line = NONE;
     private int lineLength;
     // Separate from lineLength: an oversize event keeps no bytes, yet its lines are not empty lines.
     private boolean lineNonEmpty;
-    private byte[] data = new byte[512];
+    private byte[] data = NONE;
     private int dataLength;
     private boolean hasData;
     private String eventType;
     private boolean oversize;
     private int eventBytes;
+    private boolean lent;   // line and data are the thread's scratch (during a feed only)
 
     private long offset;
     private long eventStart;
@@ -75,18 +91,83 @@ public final class SseEventSplitter {
     }
 
     public void feed(Buffer chunk) {
+        Scratch scratch = SCRATCH.get();
+        if (scratch.busy) {
+            // fed from inside another stream's listener: the thread's scratch is in use
+            byte[] bytes = chunk.getBytes();
+            scan(bytes, 0, bytes.length);
+            keepOnlyIncomplete(null);
+            return;
+        }
         int n = chunk.length();
-        byte[] block = BLOCK.get();
-        // copy in blocks (one bulk copy each, no allocation), then scan plain arrays
-        for (int from = 0; from < n; from += block.length) {
-            int len = Math.min(block.length, n - from);
-            chunk.getBytes(from, from + len, block, 0);
-            feed(block, 0, len);
+        byte[] block = scratch.block;
+        borrow(scratch);
+        try {
+            // copy in blocks (one bulk copy each, no allocation), then scan plain arrays
+            for (int from = 0; from < n; from += block.length) {
+                int len = Math.min(block.length, n - from);
+                chunk.getBytes(from, from + len, block, 0);
+                scan(block, 0, len);
+            }
+        } finally {
+            keepOnlyIncomplete(scratch);
         }
     }
 
     /** Feeds {@code bytes[from, to)}. */
     public void feed(byte[] bytes, int from, int to) {
+        Scratch scratch = SCRATCH.get();
+        if (scratch.busy) {
+            scan(bytes, from, to);
+            keepOnlyIncomplete(null);
+            return;
+        }
+        borrow(scratch);
+        try {
+            scan(bytes, from, to);
+        } finally {
+            keepOnlyIncomplete(scratch);
+        }
+    }
+
+    /** Bytes of buffer this stream holds between reads (0 unless a line or an event is incomplete). */
+    public int heldBufferBytes() {
+        return line.length + data.length;
+    }
+
+    /** Marks the thread's scratch busy and, unless this stream holds an incomplete event, lends it its buffers. */
+    private void borrow(Scratch scratch) {
+        scratch.busy = true;
+        if (line == NONE && data == NONE) {
+            lent = true;
+            line = scratch.line;
+            data = scratch.data;
+        }
+    }
+
+    /** After a feed: returns lent buffers, and keeps a copy of an incomplete line or event only. */
+    private void keepOnlyIncomplete(Scratch scratch) {
+        if (scratch != null) {
+            scratch.busy = false;
+        }
+        if (lent) {
+            lent = false;
+            // the thread keeps what scanning grew, within reason
+            if (line.length <= MAX_KEPT_SCRATCH) {
+                scratch.line = line;
+            }
+            if (data.length <= MAX_KEPT_SCRATCH) {
+                scratch.data = data;
+            }
+            line = lineLength > 0 ? Arrays.copyOf(line, lineLength) : NONE;
+            data = dataLength > 0 ? Arrays.copyOf(data, dataLength) : NONE;
+        } else if (lineLength == 0 && dataLength == 0) {
+            line = NONE;
+            data = NONE;
+        }
+    }
+
+    private void scan(byte[] bytes, int from, int to) {
         int i = from;
         while (i < to) {
             if (afterCr) {

@@ -57,6 +57,45 @@ class SseEventSplitterTest {
     }
 
     @Test
+    void aStreamHoldsBuffersOnlyWhileAnEventIsIncompleteAndInterleavedStreamsStayApart() {
+        List<String> a = new ArrayList<>();
+        List<String> b = new ArrayList<>();
+        SseEventSplitter sa = new SseEventSplitter((d, l, t, o, s0, e) -> a.add(new String(d, 0, l, StandardCharsets.UTF_8)),
+                1 << 20);
+        SseEventSplitter sb = new SseEventSplitter((d, l, t, o, s0, e) -> b.add(new String(d, 0, l, StandardCharsets.UTF_8)),
+                1 << 20);
+        assertThat(sa.heldBufferBytes()).isZero();
+        sa.feed(Buffer.buffer("data: a1\n\n"));
+        // thousands of open streams sit between events: none of them keeps a buffer then
+        assertThat(sa.heldBufferBytes()).isZero();
+        sa.feed(Buffer.buffer("data: a2-first\ndata: a2-sec"));
+        assertThat(sa.heldBufferBytes()).isPositive();
+        // another stream on the same thread, fed while the first one is in the middle of an event
+        sb.feed(Buffer.buffer("data: b1\n\ndata: b2-part"));
+        sa.feed(Buffer.buffer("ond\n\ndata: a3\n\n"));
+        assertThat(sa.heldBufferBytes()).isZero();
+        sb.feed(Buffer.buffer("-end\n\n"));
+        assertThat(sb.heldBufferBytes()).isZero();
+        assertThat(a).containsExactly("a1", "a2-first\na2-second", "a3");
+        assertThat(b).containsExactly("b1", "b2-part-end");
+    }
+
+    @Test
+    void aStreamFedFromInsideAnotherStreamsListenerStillSplitsCorrectly() {
+        List<String> inner = new ArrayList<>();
+        SseEventSplitter nested = new SseEventSplitter((d, l, t, o, s0, e) ->
+                inner.add(new String(d, 0, l, StandardCharsets.UTF_8)), 1 << 20);
+        List<String> outer = new ArrayList<>();
+        SseEventSplitter first = new SseEventSplitter((d, l, t, o, s0, e) -> {
+            nested.feed(Buffer.buffer("data: inner-" + outer.size() + "\n\n"));
+            outer.add(new String(d, 0, l, StandardCharsets.UTF_8));
+        }, 1 << 20);
+        first.feed(Buffer.buffer("data: x\n\ndata: y\n\n"));
+        assertThat(outer).containsExactly("x", "y");
+        assertThat(inner).containsExactly("inner-0", "inner-1");
+    }
+
+    @Test
     void crlfEventEndIsExtendedToIncludeTheLfEvenAcrossReads() {
         List<Long> extended = new ArrayList<>();
         List<Long> ends = new ArrayList<>();

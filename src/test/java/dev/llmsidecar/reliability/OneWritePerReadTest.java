@@ -1,0 +1,85 @@
+package dev.llmsidecar.reliability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.llmsidecar.sim.EngineBehaviour;
+import dev.llmsidecar.support.ProxyFixture;
+import dev.llmsidecar.support.ProxyFixture.Received;
+import dev.llmsidecar.support.Scrape;
+import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Events that arrive in one socket read (a fast engine, or a busy box where several accumulate) leave the sidecar
+ * in one client write, as from nginx, not one write per SSE event; the bytes and the token timings are unchanged.
+ */
+class OneWritePerReadTest {
+
+    static final String STREAM = RawUpstreamFaultsTest.STREAM;
+
+    /** Chunked framing for every event, as one byte array: a single write() on loopback arrives as one read. */
+    static byte[] framed(int from, int to, ByteArrayOutputStream sent) throws Exception {
+        ByteArrayOutputStream wire = new ByteArrayOutputStream();
+        for (int i = from; i < to; i++) {
+            byte[] event = RawUpstreamFaultsTest.event(i);
+            wire.write((Integer.toHexString(event.length) + "\r\n").getBytes(StandardCharsets.ISO_8859_1));
+            wire.write(event);
+            wire.write("\r\n".getBytes(StandardCharsets.ISO_8859_1));
+            sent.write(event);
+        }
+        return wire.toByteArray();
+    }
+
+    static RawUpstream burstThenSingle(ByteArrayOutputStream sent) throws Exception {
+        return new RawUpstream((r, s, out) -> {
+            RawUpstream.writeHead(out, "text/event-stream");
+            Thread.sleep(100);
+            writeAll(out, framed(0, 5, sent));
+            Thread.sleep(200);
+            writeAll(out, framed(5, 6, sent));
+            Thread.sleep(200);
+            RawUpstream.writeEnd(out);
+        });
+    }
+
+    static void writeAll(OutputStream out, byte[] bytes) throws Exception {
+        out.write(bytes);
+        out.flush();
+    }
+
+    @Test
+    void eventsOfOneReadLeaveInOneWriteWithTheirBytesAndTokensIntact() throws Exception {
+        ByteArrayOutputStream sent = new ByteArrayOutputStream();
+        try (RawUpstream raw = burstThenSingle(sent);
+                ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(), Map.of(), raw.url())) {
+            Received r = f.post(f.proxyPort, "/v1/chat/completions", STREAM, Map.of());
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(r.body().getBytes()).isEqualTo(sent.toByteArray());
+            Scrape s = f.scrape();
+            // one write for the five events of the first read, one for the sixth (not six writes)
+            assertThat(s.sum("llm_sidecar_chunk_write_delay_seconds_count")).isEqualTo(2);
+            // every event is still a token, timed when its read arrived
+            assertThat(s.sum("llm_sidecar_tokens_total", "token_type", "output")).isEqualTo(6);
+            String gaps = "gen_ai_client_operation_time_per_output_chunk_seconds";
+            assertThat(s.sum(gaps + "_count")).isEqualTo(5);
+            // the five events of one read are (nearly) 0 ms apart, the sixth ~200 ms after them
+            assertThat(s.sum(gaps + "_bucket", "le", "0.005")).isEqualTo(4);
+            assertThat(s.sum(gaps + "_bucket", "le", "0.15")).isEqualTo(4);
+        }
+    }
+
+    @Test
+    void aPathTheSidecarDoesNotDecodeIsCoalescedToo() throws Exception {
+        ByteArrayOutputStream sent = new ByteArrayOutputStream();
+        try (RawUpstream raw = burstThenSingle(sent);
+                ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(), Map.of(), raw.url())) {
+            Received r = f.post(f.proxyPort, "/other/stream", STREAM, Map.of());
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(r.body().getBytes()).isEqualTo(sent.toByteArray());
+            assertThat(f.scrape().sum("llm_sidecar_chunk_write_delay_seconds_count")).isEqualTo(2);
+        }
+    }
+}
