@@ -3,6 +3,7 @@ package dev.llmsidecar.export;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
@@ -14,7 +15,7 @@ import java.util.function.Function;
 final class MeterCache {
 
     private final MeterRegistry registry;
-    private final Map<String, Object> meters = new ConcurrentHashMap<>();
+    private final Map<Key, Object> meters = new ConcurrentHashMap<>();
 
     MeterCache(MeterRegistry registry) {
         this.registry = registry;
@@ -28,7 +29,35 @@ final class MeterCache {
     /** Any meter type: {@code create} builds and registers it from the tags on first use. */
     @SuppressWarnings("unchecked")
     <M> M get(String name, String[] tags, Function<Tags, M> create) {
-        String key = name + '\0' + String.join("\0", tags);
-        return (M) meters.computeIfAbsent(key, k -> create.apply(Tags.of(tags)));
+        Key key = new Key(name, tags);
+        Object meter = meters.get(key);
+        if (meter == null) {
+            // first use only: the capturing lambda and the registry's registration stay off the common path
+            meter = meters.computeIfAbsent(key, k -> create.apply(Tags.of(tags)));
+        }
+        return (M) meter;
+    }
+
+    /** Name and tag values, compared by content; no key string is built per lookup. */
+    private static final class Key {
+        private final String name;
+        private final String[] tags;
+        private final int hash;
+
+        Key(String name, String[] tags) {
+            this.name = name;
+            this.tags = tags;
+            this.hash = 31 * name.hashCode() + Arrays.hashCode(tags);
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Key k && hash == k.hash && name.equals(k.name) && Arrays.equals(tags, k.tags);
+        }
+
+        @Override
+        public int hashCode() {
+            return hash;
+        }
     }
 }
