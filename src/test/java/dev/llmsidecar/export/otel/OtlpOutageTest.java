@@ -87,6 +87,29 @@ class OtlpOutageTest {
         }
     }
 
+    /**
+     * A client has its last byte a moment before the sidecar ends the request's span (the span ends after the
+     * response did): flush and scrape until every span is exported or dropped for a full queue, for at most 5 s.
+     */
+    static Scrape settled(ProxyFixture f, int spans) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (true) {
+            f.telemetry.otel().flush();
+            Scrape s = f.scrape();
+            double accounted = s.sum("llm_sidecar_otlp_spans_exported_total")
+                    + s.sum("llm_sidecar_otlp_spans_dropped_total", "reason", "queue_full");
+            if (accounted >= spans || System.nanoTime() > deadline) {
+                return s;
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return s;
+            }
+        }
+    }
+
     static double p(double[] sorted, double q) {
         return sorted[(int) Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
     }
@@ -135,8 +158,7 @@ class OtlpOutageTest {
                 ProxyFixture plain = new ProxyFixture(ENGINE, Map.of());
                 ProxyFixture f = new ProxyFixture(ENGINE, Map.of(), null, otel(receiver.endpoint()))) {
             load(f, plain, null);
-            f.telemetry.otel().flush();
-            Scrape healthy = f.scrape();
+            Scrape healthy = settled(f, REQUESTS);
             double exportedWhileHealthy = healthy.sum("llm_sidecar_otlp_spans_exported_total");
             // bursts of 30 into a queue of 64 may overflow on a busy box; what is not exported is counted
             assertThat(exportedWhileHealthy + healthy.sum("llm_sidecar_otlp_spans_dropped_total", "reason", "queue_full"))
