@@ -57,7 +57,8 @@ public final class RequestTimeline implements TokenEventSink {
     private long firstContentNanos = -1;
     // grown by doubling; small to start, since thousands of streams are open at once
     private long[] chunkNanos = new long[16];
-    private long[] chunkCumulativeTokens = new long[16];
+    // only while every chunk so far carried a cumulative token count (continuous usage); usually never allocated
+    private long[] chunkCumulativeTokens;
     private boolean everyChunkCounted = true;
     private int chunks;
     private Usage usage;
@@ -122,12 +123,28 @@ public final class RequestTimeline implements TokenEventSink {
         }
         if (chunks == chunkNanos.length) {
             chunkNanos = Arrays.copyOf(chunkNanos, chunks * 2);
-            chunkCumulativeTokens = Arrays.copyOf(chunkCumulativeTokens, chunks * 2);
         }
         chunkNanos[chunks] = nanos;
-        chunkCumulativeTokens[chunks] = cumulativeOutputTokens;
-        everyChunkCounted &= cumulativeOutputTokens >= 0;
+        recordCumulative(cumulativeOutputTokens);
         chunks++;
+    }
+
+    private void recordCumulative(long cumulativeOutputTokens) {
+        if (!everyChunkCounted) {
+            return;
+        }
+        if (cumulativeOutputTokens < 0) {
+            // one chunk without a count: per-chunk token counts are unknown for good
+            everyChunkCounted = false;
+            chunkCumulativeTokens = null;
+            return;
+        }
+        if (chunkCumulativeTokens == null) {
+            chunkCumulativeTokens = new long[chunkNanos.length];
+        } else if (chunkCumulativeTokens.length < chunkNanos.length) {
+            chunkCumulativeTokens = Arrays.copyOf(chunkCumulativeTokens, chunkNanos.length);
+        }
+        chunkCumulativeTokens[chunks] = cumulativeOutputTokens;
     }
 
     @Override

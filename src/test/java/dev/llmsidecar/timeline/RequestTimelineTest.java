@@ -93,6 +93,26 @@ class RequestTimelineTest {
     }
 
     @Test
+    void continuousUsageStaysExactPastTheFirstArraysAndACountMissingOnceEndsIt() {
+        RequestTimeline exact = new RequestTimeline(0, true, RequestTimeline.LiveListener.NONE);
+        for (int i = 1; i <= 40; i++) {
+            exact.onTokenChunk(i * 20 * MS, false, 2L * i);  // 2 tokens every 20 ms
+        }
+        exact.onUsage(new Usage(5, 80, -1));
+        assertThat(itl(exact.finish(900 * MS, Outcome.OK, 200))).hasSize(39)
+                .allSatisfy(sample -> assertThat(sample).containsExactly(10 * MS, 2));
+        RequestTimeline stopped = new RequestTimeline(0, true, RequestTimeline.LiveListener.NONE);
+        for (int i = 1; i <= 40; i++) {
+            // 3 tokens a chunk by the count, until chunk 20 comes without one
+            stopped.onTokenChunk(i * 20 * MS, false, i == 20 ? -1 : 3L * i);
+        }
+        stopped.onUsage(new Usage(5, 40, -1));
+        // per-chunk counts are no longer known: one token per chunk (usage 40 over 40 chunks)
+        assertThat(itl(stopped.finish(900 * MS, Outcome.OK, 200))).hasSize(39)
+                .allSatisfy(sample -> assertThat(sample).containsExactly(20 * MS, 1));
+    }
+
+    @Test
     void withoutUsageTokensAreCountedFromChunks() {
         RequestTimeline t = new RequestTimeline(0, true, RequestTimeline.LiveListener.NONE);
         t.onTokenChunk(50 * MS, false, -1);
