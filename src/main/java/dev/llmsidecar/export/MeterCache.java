@@ -33,7 +33,8 @@ final class MeterCache {
         Object meter = meters.get(key);
         if (meter == null) {
             // first use only: the capturing lambda and the registry's registration stay off the common path
-            meter = meters.computeIfAbsent(key, k -> create.apply(Tags.of(tags)));
+            // the stored key owns its tag array: a caller may reuse the one it passed
+            meter = meters.computeIfAbsent(new Key(name, tags.clone()), k -> create.apply(Tags.of(tags)));
         }
         return (M) meter;
     }

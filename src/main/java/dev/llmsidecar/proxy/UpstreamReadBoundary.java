@@ -5,6 +5,7 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
 import io.vertx.core.http.HttpConnection;
 import io.vertx.core.net.impl.ConnectionBase;
+import java.util.NoSuchElementException;
 
 /**
  * Marks where one socket read from an upstream connection begins and ends. Netty decodes every HTTP chunk of a
@@ -30,11 +31,12 @@ final class UpstreamReadBoundary extends ChannelInboundHandlerAdapter {
     private Listener listener;
 
     /**
-     * The boundary of a Vert.x HTTP/1 client connection, installed on first use; {@code null} for a connection
-     * that is not a Netty pipeline Vert.x exposes (then every chunk is written on its own, as before).
+     * The boundary of a Vert.x HTTP/1 client connection, installed on first use; {@code null} (every chunk then
+     * written on its own) for a connection that is not a Netty pipeline Vert.x exposes, that lives on another
+     * event loop than the caller's, or whose pipeline is already torn down.
      */
     static UpstreamReadBoundary of(HttpConnection connection) {
-        if (!(connection instanceof ConnectionBase base)) {
+        if (!(connection instanceof ConnectionBase base) || !base.channel().eventLoop().inEventLoop()) {
             return null;
         }
         ChannelPipeline pipeline = base.channel().pipeline();
@@ -42,7 +44,11 @@ final class UpstreamReadBoundary extends ChannelInboundHandlerAdapter {
             return installed;
         }
         UpstreamReadBoundary boundary = new UpstreamReadBoundary();
-        pipeline.addBefore(base.channelHandlerContext().name(), NAME, boundary);
+        try {
+            pipeline.addBefore(base.channelHandlerContext().name(), NAME, boundary);
+        } catch (NoSuchElementException | IllegalArgumentException e) {
+            return null; // the connection closed meanwhile
+        }
         return boundary;
     }
 
@@ -72,9 +78,12 @@ final class UpstreamReadBoundary extends ChannelInboundHandlerAdapter {
     public void channelReadComplete(ChannelHandlerContext ctx) {
         inRead = false;
         Listener current = listener;
-        if (current != null) {
-            current.onReadComplete();
+        try {
+            if (current != null) {
+                current.onReadComplete();
+            }
+        } finally {
+            ctx.fireChannelReadComplete();
         }
-        ctx.fireChannelReadComplete();
     }
 }

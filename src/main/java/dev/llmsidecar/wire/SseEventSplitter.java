@@ -94,6 +94,7 @@ public final class SseEventSplitter {
         Scratch scratch = SCRATCH.get();
         if (scratch.busy) {
             // fed from inside another stream's listener: the thread's scratch is in use
+            refuseReentry();
             byte[] bytes = chunk.getBytes();
             scan(bytes, 0, bytes.length);
             keepOnlyIncomplete(null);
@@ -118,6 +119,7 @@ public final class SseEventSplitter {
     public void feed(byte[] bytes, int from, int to) {
         Scratch scratch = SCRATCH.get();
         if (scratch.busy) {
+            refuseReentry();
             scan(bytes, from, to);
             keepOnlyIncomplete(null);
             return;
@@ -142,6 +144,12 @@ public final class SseEventSplitter {
             lent = true;
             line = scratch.line;
             data = scratch.data;
+        }
+    }
+
+    private void refuseReentry() {
+        if (lent) {
+            throw new IllegalStateException("an SSE splitter was fed again from its own listener");
         }
     }
 

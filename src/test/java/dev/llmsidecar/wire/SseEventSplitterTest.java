@@ -96,6 +96,24 @@ class SseEventSplitterTest {
     }
 
     @Test
+    void aListenerThatThrowsLeavesTheThreadsBuffersUsable() {
+        SseEventSplitter failing = new SseEventSplitter((d, l, t, o, s0, e) -> {
+            throw new IllegalStateException("listener bug");
+        }, 1 << 20);
+        try {
+            failing.feed(Buffer.buffer("data: x\n\n"));
+        } catch (IllegalStateException expected) {
+            // the decoder's caller would count it; the scratch must be free again
+        }
+        assertThat(split("data: after\n\n")).extracting(Event::data).containsExactly("after");
+        SseEventSplitter[] self = new SseEventSplitter[1];
+        self[0] = new SseEventSplitter((d, l, t, o, s0, e) -> self[0].feed(Buffer.buffer("data: again\n\n")), 1 << 20);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> self[0].feed(Buffer.buffer("data: y\n\n")))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("its own listener");
+        assertThat(split("data: still\n\n")).extracting(Event::data).containsExactly("still");
+    }
+
+    @Test
     void crlfEventEndIsExtendedToIncludeTheLfEvenAcrossReads() {
         List<Long> extended = new ArrayList<>();
         List<Long> ends = new ArrayList<>();
