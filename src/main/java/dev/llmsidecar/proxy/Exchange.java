@@ -291,14 +291,10 @@ final class Exchange implements UpstreamReadBoundary.Listener {
         if (out.length() == 0) {
             return;
         }
-        if (readBoundary != null && readBoundary.inRead()) {
-            hold(out, arrived);
-            if (pending.length() >= MAX_COALESCED_BYTES) {
-                writePending();
-            }
-        } else {
-            // delivered outside a read (after a pause): nothing else is coming with it
-            hold(out, arrived);
+        hold(out, arrived);
+        // a chunk delivered outside a read (after a pause) has nothing coming with it: write it now
+        boolean moreInThisRead = readBoundary != null && readBoundary.inRead();
+        if (!moreInThisRead || pending.length() >= MAX_COALESCED_BYTES) {
             writePending();
         }
     }
@@ -320,16 +316,15 @@ final class Exchange implements UpstreamReadBoundary.Listener {
 
     @Override
     public void onReadComplete() {
-        if (pending != null) {
-            writePending();
-        }
+        writePending();
     }
 
+    /** Writes what this read held, if anything. */
     private void writePending() {
         Buffer out = pending;
         long arrived = pendingSince;
         pending = null;
-        if (finished || clientGone) {
+        if (out == null || finished || clientGone) {
             return;
         }
         lastWrite = response.write(out);
@@ -356,9 +351,7 @@ final class Exchange implements UpstreamReadBoundary.Listener {
             return;
         }
         long now = System.nanoTime();
-        if (pending != null) {
-            writePending(); // the end arrived in the same read as the last chunks
-        }
+        writePending(); // the end may arrive in the same read as the last chunks
         if (decoder != null) {
             Buffer rest;
             try (Scope scope = span.makeCurrent()) {
@@ -378,9 +371,7 @@ final class Exchange implements UpstreamReadBoundary.Listener {
         }
         LOG.debugf("upstream broke mid-response for %s %s: %s", request.method(), request.path(), cause.toString());
         long now = System.nanoTime();
-        if (pending != null) {
-            writePending(); // what arrived before the break reaches the client, as it would directly
-        }
+        writePending(); // what arrived before the break reaches the client, as it would directly
         if (sseDecoder != null) {
             // an incomplete event held back for usage stripping still reaches the client, as it would directly
             Buffer held = sseDecoder.onEnd(now);

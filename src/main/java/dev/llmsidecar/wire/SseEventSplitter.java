@@ -93,11 +93,9 @@ public final class SseEventSplitter {
     public void feed(Buffer chunk) {
         Scratch scratch = SCRATCH.get();
         if (scratch.busy) {
-            // fed from inside another stream's listener: the thread's scratch is in use
-            refuseReentry();
+            // fed from inside another stream's listener: the thread's block is in use
             byte[] bytes = chunk.getBytes();
-            scan(bytes, 0, bytes.length);
-            keepOnlyIncomplete(null);
+            feed(bytes, 0, bytes.length);
             return;
         }
         int n = chunk.length();
@@ -119,6 +117,7 @@ public final class SseEventSplitter {
     public void feed(byte[] bytes, int from, int to) {
         Scratch scratch = SCRATCH.get();
         if (scratch.busy) {
+            // fed from inside another stream's listener: scan with this stream's own buffers
             refuseReentry();
             scan(bytes, from, to);
             keepOnlyIncomplete(null);

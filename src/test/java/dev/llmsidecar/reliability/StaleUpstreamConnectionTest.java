@@ -43,18 +43,27 @@ class StaleUpstreamConnectionTest {
         }, true);
     }
 
+    /** The sidecar in front of {@code raw} with the given upstream keep-alive. */
+    static ProxyFixture sidecar(RawUpstream raw, String keepAlive) {
+        return new ProxyFixture(EngineBehaviour.defaults(), Map.of("sidecar.upstream.keep-alive-timeout", keepAlive),
+                raw.url());
+    }
+
+    /** A request sent once the engine has given up on the connection of the previous one. */
+    static Received postAfterTheEnginesKeepAlive(ProxyFixture f) throws InterruptedException {
+        Thread.sleep(ENGINE_KEEP_ALIVE_NANOS / 1_000_000 + 500);
+        return f.post(f.proxyPort, "/v1/chat/completions", PLAIN, Map.of());
+    }
+
     @Test
     void anIdleConnectionIsRetiredBeforeTheEngineClosesIt() throws Exception {
-        try (RawUpstream raw = engineWithKeepAlive();
-                ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(),
-                        Map.of("sidecar.upstream.keep-alive-timeout", "PT1S"), raw.url())) {
+        try (RawUpstream raw = engineWithKeepAlive(); ProxyFixture f = sidecar(raw, "PT1S")) {
             assertThat(f.post(f.proxyPort, "/v1/chat/completions", PLAIN, Map.of()).status()).isEqualTo(200);
             // back-to-back requests reuse the connection
             Received warm = f.post(f.proxyPort, "/v1/chat/completions", PLAIN, Map.of());
             assertThat(warm.body().getBytes()).isEqualTo(ANSWER);
             assertThat(raw.sockets).hasSize(1);
-            Thread.sleep(ENGINE_KEEP_ALIVE_NANOS / 1_000_000 + 500);
-            Received later = f.post(f.proxyPort, "/v1/chat/completions", PLAIN, Map.of());
+            Received later = postAfterTheEnginesKeepAlive(f);
             assertThat(later.status()).isEqualTo(200);
             assertThat(later.body().getBytes()).isEqualTo(ANSWER);
             assertThat(raw.sockets).as("a fresh connection after the idle one was retired").hasSize(2);
@@ -64,12 +73,9 @@ class StaleUpstreamConnectionTest {
     @Test
     void aKeepAliveLongerThanTheEnginesLosesTheRequestThatReusesTheClosedConnection() throws Exception {
         // the failure the default guards against, shown with a keep-alive longer than the engine's
-        try (RawUpstream raw = engineWithKeepAlive();
-                ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(),
-                        Map.of("sidecar.upstream.keep-alive-timeout", "PT60S"), raw.url())) {
+        try (RawUpstream raw = engineWithKeepAlive(); ProxyFixture f = sidecar(raw, "PT60S")) {
             assertThat(f.post(f.proxyPort, "/v1/chat/completions", PLAIN, Map.of()).status()).isEqualTo(200);
-            Thread.sleep(ENGINE_KEEP_ALIVE_NANOS / 1_000_000 + 500);
-            Received later = f.post(f.proxyPort, "/v1/chat/completions", PLAIN, Map.of());
+            Received later = postAfterTheEnginesKeepAlive(f);
             assertThat(later.status()).isEqualTo(502);
             assertThat(later.headers().get("x-llm-sidecar-error")).isEqualTo("upstream_closed");
             assertThat(raw.sockets).as("the stale connection was reused").hasSize(1);
@@ -78,9 +84,7 @@ class StaleUpstreamConnectionTest {
 
     /** Upstream connections used by three back-to-back requests with the given keep-alive. */
     static int connectionsForThreeRequests(String keepAlive) throws Exception {
-        try (RawUpstream raw = engineWithKeepAlive();
-                ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(),
-                        Map.of("sidecar.upstream.keep-alive-timeout", keepAlive), raw.url())) {
+        try (RawUpstream raw = engineWithKeepAlive(); ProxyFixture f = sidecar(raw, keepAlive)) {
             for (int i = 0; i < 3; i++) {
                 assertThat(f.post(f.proxyPort, "/v1/chat/completions", PLAIN, Map.of()).body().getBytes())
                         .isEqualTo(ANSWER);
