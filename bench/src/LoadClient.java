@@ -31,6 +31,8 @@ import org.HdrHistogram.Histogram;
  * {@code -Dbench.path=/raw/completions} sends to a path the sidecar proxies without timing it (plain proxy cost).
  */
 public final class LoadClient extends AbstractVerticle {
+    /** A made-up key as long as a real project key ("sk-proj-" and 156 characters). */
+    private static final String API_KEY = "Bearer sk-proj-" + "x".repeat(156);
 
     static String host;
     static int port;
@@ -181,8 +183,22 @@ public final class LoadClient extends AbstractVerticle {
     }
 
     private RequestOptions options(boolean stream) {
+        // the headers the OpenAI Python SDK 1.x sends (16 with host and length): a proxy holds them per open stream
         return new RequestOptions().setMethod(HttpMethod.POST).setURI(System.getProperty("bench.path", "/v1/chat/completions"))
+                .putHeader("accept-encoding", "gzip, deflate")
+                .putHeader("accept", "application/json")
                 .putHeader("content-type", "application/json")
+                .putHeader("user-agent", "OpenAI/Python 1.54.4")
+                .putHeader("x-stainless-lang", "python")
+                .putHeader("x-stainless-package-version", "1.54.4")
+                .putHeader("x-stainless-os", "Linux")
+                .putHeader("x-stainless-arch", "x64")
+                .putHeader("x-stainless-runtime", "CPython")
+                .putHeader("x-stainless-runtime-version", "3.12.7")
+                .putHeader("authorization", API_KEY)
+                .putHeader("x-stainless-async", "false")
+                .putHeader("x-stainless-retry-count", "0")
+                .putHeader("x-stainless-read-timeout", "600")
                 .putHeader("x-bench-events", Integer.toString(events))
                 .putHeader("x-bench-interval-ms", Integer.toString(mode.equals("burst") ? 0 : intervalMs))
                 .putHeader("x-bench-ttft-ms", Integer.toString(ttftMs))

@@ -48,8 +48,10 @@ final class Report {
                   (the engine itself), *nginx* (Debian nginx-light 1.22, `proxy_buffering off`, 2 workers, upstream
                   keepalive), *sidecar* (`target/quarkus-app/quarkus-run.jar`, JVM flags below).
                 * **Load client**: `bench/src/LoadClient.java`, one fresh JVM per phase, closed loop: it keeps N streams
-                  open (a finished stream is replaced at once). The first fifth of each phase (at most 2 s) is not
-                  recorded (client JIT warm-up). Per event: *chunk delay* = arrival nanoTime − `t`. Per stream:
+                  open (a finished stream is replaced at once). Each request carries the headers the OpenAI Python
+                  SDK sends (user agent, `x-stainless-*`, an `authorization` as long as a project key: 16 with host
+                  and length) besides the engine's three `x-bench-*` settings. The first fifth of each phase (at most
+                  2 s) is not recorded (client JIT warm-up). Per event: *chunk delay* = arrival nanoTime − `t`. Per stream:
                   *TTFT overhead* = (`a` − client send time) + (arrival of the first token − its `t`): everything
                   between client and engine except the engine's own (scheduled) prefill time.
                 * **Added latency** = quantile via the proxy − the same quantile direct, per concurrency level,
