@@ -67,7 +67,8 @@ final class Report {
                   upper bound of its per-token error. Besides, the sidecar's own TTFT and ITL percentiles (its
                   HdrHistogram windows at `/q/llm`, one model name per phase) are compared with the engine's true
                   ones computed from the stamps (TTFT: `t` of the first token − `a`; ITL: difference of consecutive
-                  `t`). The sidecar's TTFT starts when it receives the request (before the engine does), so its
+                  `t`), over the same streams: those started after the unrecorded first fifth (earlier ones name
+                  another model). The sidecar's TTFT starts when it receives the request (before the engine does), so its
                   error is the request path plus the response path; ITL error is pure stamping jitter. `/q/llm`
                   reports the top of a 2-significant-digit bucket (up to 0.8 % high, e.g. +0.8 ms at 100 ms).
 

@@ -90,10 +90,10 @@ final class Exchange implements UpstreamReadBoundary.Listener {
             response.writeContinue();
         }
         if (!hasBody()) {
+            sendUpstream(null, null, SKIP_ALWAYS);
             if (operation != null) {
                 startTimeline(false);
             }
-            sendUpstream(null, null, SKIP_ALWAYS);
         } else if (operation != null) {
             readLlmBody();
         } else {
@@ -138,12 +138,17 @@ final class Exchange implements UpstreamReadBoundary.Listener {
             if (usageInjected) {
                 proxy.metrics.usageInjected();
             }
-            startTimeline(streamRequested);
             sendUpstream(inspected.upstreamBody(), null, usageInjected ? SKIP_WITH_NEW_BODY : SKIP_ALWAYS);
+            startTimeline(streamRequested);
         });
         request.resume();
     }
 
+    /**
+     * Starts the timeline (its clock started when the request arrived). Called once the request is on its way
+     * upstream: a model's first request creates its meters, 1–2 ms here, which must not delay forwarding. If the
+     * request failed in between, {@link #finish} has started it already.
+     */
     private void startTimeline(boolean streaming) {
         if (timeline == null) {
             live = proxy.reporter.started(model, operation, streaming);
