@@ -192,12 +192,9 @@ final class Exchange implements UpstreamReadBoundary.Listener {
                 }
                 rest.pipeTo(upstreamRequest).onSuccess(v -> releaseRequestHeaders(headers));
             } else {
-                if (body != null) {
-                    upstreamRequest.end(body);
-                } else {
-                    upstreamRequest.end();
-                }
-                releaseRequestHeaders(headers);
+                // released once written: Vert.x encodes the head from the request's map on the connection's loop
+                (body != null ? upstreamRequest.end(body) : upstreamRequest.end())
+                        .onSuccess(v -> releaseRequestHeaders(headers));
             }
         });
     }
