@@ -19,6 +19,8 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A stream stays open for minutes; the request that started it must not stay in memory that long. Real prompts are
@@ -101,21 +103,23 @@ class HeldStreamMemoryTest {
 
     static final int HEADER_STREAMS = 150;
 
-    @Test
-    void aHeldStreamDoesNotKeepItsRequestHeaders() throws Exception {
+    /** An inspected LLM request (forwarded whole) and a path passed through untouched (its body piped). */
+    @ParameterizedTest
+    @ValueSource(strings = {"/v1/chat/completions", "/internal/passthrough"})
+    void aHeldStreamDoesNotKeepItsRequestHeaders(String path) throws Exception {
         StringBuilder many = new StringBuilder();
         for (int i = 0; i < 24; i++) {
             many.append("x-client-header-").append(i).append(": ").append(Character.toString('a' + i).repeat(200))
                     .append("\r\n");
         }
         int headerBytes = many.length();
-        long withFew = heapHeldByRawStreams("x-client-header: 1\r\n");
-        long withMany = heapHeldByRawStreams(many.toString());
+        long withFew = heapHeldByRawStreams(path, "x-client-header: 1\r\n");
+        long withMany = heapHeldByRawStreams(path, many.toString());
         // the upstream here keeps each request head it read, one copy (measured: 1.0 per stream); kept by the sidecar
         // for the life of the stream, the headers' strings and their three maps add about 2.3 copies more
         assertThat(withMany - withFew)
-                .as("heap held by %d open streams: %d with few headers, %d with %d more header bytes each",
-                        HEADER_STREAMS, withFew, withMany, headerBytes)
+                .as("heap held by %d open streams to %s: %d with few headers, %d with %d more header bytes each",
+                        HEADER_STREAMS, path, withFew, withMany, headerBytes)
                 .isLessThan(2L * HEADER_STREAMS * headerBytes);
     }
 
@@ -124,15 +128,15 @@ class HeldStreamMemoryTest {
      * copy per stream), measures the heap they hold once each has its first event, then ends them and checks what
      * each client received.
      */
-    static long heapHeldByRawStreams(String extraHeaders) throws Exception {
+    static long heapHeldByRawStreams(String path, String extraHeaders) throws Exception {
         String body = "{\"model\":\"m\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
-        byte[] request = ("POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+        byte[] request = ("POST " + path + " HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
                 + extraHeaders + "content-length: " + body.length() + "\r\n\r\n" + body)
                 .getBytes(StandardCharsets.ISO_8859_1);
         try (RawUpstream upstream = holdingUpstream(new CountDownLatch(1), new CountDownLatch(0));
                 ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(), Map.of(), upstream.url())) {
             // classes loaded, pools and buffers warm, before the baseline
-            assertThat(f.post(f.proxyPort, "/v1/chat/completions", body, Map.of()).status()).isEqualTo(200);
+            assertThat(f.post(f.proxyPort, path, body, Map.of()).status()).isEqualTo(200);
         }
         CountDownLatch started = new CountDownLatch(HEADER_STREAMS);
         CountDownLatch release = new CountDownLatch(1);
