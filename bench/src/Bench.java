@@ -45,12 +45,14 @@ public final class Bench {
 
     /**
      * Tuned JVM flags for the sidecar; override with SIDECAR_JVM_OPTS. The heap is sized for the 128 MB budget at 2000
-     * streams: stream state lives for seconds and is promoted, so the old generation (36 MB of 44) sets how often
-     * full collections run; -Xmx48m -Xmn10m gives about a sixth fewer of them for about 4 MB more RSS. Trimming
+     * streams: stream state lives for seconds and is promoted, so the old generation's free room sets how often
+     * full collections run. The heap is fixed (-Xms = -Xmx): with the free-ratio flags that used to shrink it, the
+     * old generation stayed at about 20 MB at 1000 streams and filled every two seconds; at its full 36 MB it fills
+     * a third as often, for the same peak RSS at 2000 streams (the heap is at its cap there either way). Trimming
      * glibc's heap every second gives back what connection churn and scrapes leave behind (about 3 MB at 2000
      * streams; docs/bench/jvm-flags.md).
      */
-    static final String TUNED = "-Xms16m -Xmx44m -Xmn8m -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30 -XX:+UseSerialGC"
+    static final String TUNED = "-Xms44m -Xmx44m -Xmn8m -XX:+UseSerialGC"
             + " -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=32m -XX:MaxMetaspaceSize=96m"
             + " -XX:MaxDirectMemorySize=64m -Xss512k -XX:+ExitOnOutOfMemoryError"
             + " -XX:+UnlockExperimentalVMOptions -XX:TrimNativeHeapInterval=1000"
@@ -364,6 +366,7 @@ public final class Bench {
             int ttftMs, String model, Endpoint engine) throws Exception {
         long cpuTarget = target.name.equals("direct") ? 0 : cpuTicks(target.pids);
         long cpuEngine = cpuTicks(engine.pids);
+        long[] box = boxTicks();
         Process p = new ProcessBuilder("java", "-Xmx768m", "-XX:+UseParallelGC", "-cp", cp, "LoadClient", "127.0.0.1",
                 Integer.toString(target.port), mode, Integer.toString(conc), Integer.toString(seconds),
                 Integer.toString(events), Integer.toString(intervalMs), Integer.toString(ttftMs), model, "2")
@@ -376,13 +379,16 @@ public final class Bench {
         started.remove(p);
         long cpuT = target.name.equals("direct") ? 0 : cpuTicks(target.pids) - cpuTarget;
         long cpuE = cpuTicks(engine.pids) - cpuEngine;
+        long[] boxAfter = boxTicks();
+        double total = boxAfter[0] - box[0];
         JsonObject r;
         try {
             r = new JsonObject(out.substring(out.lastIndexOf("\n{") + 1));
         } catch (RuntimeException e) {
             r = new JsonObject().put("failed", out);
         }
-        return r.put("target", target.name).put("proxyCpuSeconds", cpuT / 100.0).put("engineCpuSeconds", cpuE / 100.0);
+        return r.put("target", target.name).put("proxyCpuSeconds", cpuT / 100.0).put("engineCpuSeconds", cpuE / 100.0)
+                .put("stealPercent", total > 0 ? 100.0 * (boxAfter[1] - box[1]) / total : 0.0);
     }
 
     /** The sidecar's own view (/q/llm, longest window) of one phase's model: TTFT and ITL percentiles in µs. */
@@ -510,6 +516,23 @@ public final class Bench {
             }
         }
         return sum;
+    }
+
+    /**
+     * All CPU ticks of the machine and those stolen by the hypervisor ({@code /proc/stat}): on a shared VM, time a
+     * vCPU was runnable but not running, which delays every process on it; a phase with steal is noisy.
+     */
+    static long[] boxTicks() {
+        try {
+            String[] f = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
+            long total = 0;
+            for (int i = 1; i <= Math.min(8, f.length - 1); i++) {
+                total += Long.parseLong(f[i]); // user nice system idle iowait irq softirq steal
+            }
+            return new long[] {total, f.length > 8 ? Long.parseLong(f[8]) : 0};
+        } catch (IOException | RuntimeException e) {
+            return new long[] {0, 0};
+        }
     }
 
     static List<Long> children(long parent) throws IOException {

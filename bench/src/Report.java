@@ -83,13 +83,12 @@ final class Report {
 
         // ---- latency table
         md.append("## Added latency vs direct (µs)\n\n");
-        md.append("| streams | target | TTFT overhead p50 | p99 | added TTFT p50 | added p99 | chunk delay p50 | p99 | added chunk p50 | added p99 | events/s | errors |\n");
-        md.append("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        md.append("| streams | target | TTFT overhead p50 | p99 | added TTFT p50 | added p99 | chunk delay p50 | p99 | added chunk p50 | added p99 | events/s | errors | CPU steal % |\n");
+        md.append("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         List<double[]> plot = new ArrayList<>();
         StringBuilder checks = new StringBuilder();
-        double worstTtft99 = 0;
-        double worstChunk99 = 0;
         List<String> ratios = new ArrayList<>();
+        StringBuilder perLevel = new StringBuilder();
         for (int level : levels) {
             double[] d = avg(latency, level, "direct");
             double[] row = new double[12];
@@ -99,13 +98,13 @@ final class Report {
                 if (v == null) {
                     continue;
                 }
-                md.append(String.format(Locale.ROOT, "| %d | %s | %.0f | %.0f |%s|%s| %.0f | %.0f |%s|%s| %.0f | %.0f |%n", level, t,
+                md.append(String.format(Locale.ROOT, "| %d | %s | %.0f | %.0f |%s|%s| %.0f | %.0f |%s|%s| %.0f | %.0f | %s |%n", level, t,
                         v[0], v[1], d == null || t.equals("direct") ? " " : String.format(Locale.ROOT, " %.0f ", v[0] - d[0]),
                         d == null || t.equals("direct") ? " " : String.format(Locale.ROOT, " %.0f ", v[1] - d[1]),
                         v[2], v[3],
                         d == null || t.equals("direct") ? " " : String.format(Locale.ROOT, " %.0f ", v[2] - d[2]),
                         d == null || t.equals("direct") ? " " : String.format(Locale.ROOT, " %.0f ", v[3] - d[3]),
-                        v[4], v[5]));
+                        v[4], v[5], Double.isNaN(v[6]) ? "—" : String.format(Locale.ROOT, "%.1f", v[6])));
                 row[k * 4] = v[0];
                 row[k * 4 + 1] = v[1];
                 row[k * 4 + 2] = v[2];
@@ -117,14 +116,19 @@ final class Report {
             double[] n = avg(latency, level, "nginx");
             double[] c = avg(latency, level, "sidecar");
             if (d != null && c != null) {
-                worstTtft99 = Math.max(worstTtft99, c[1] - d[1]);
-                worstChunk99 = Math.max(worstChunk99, c[3] - d[3]);
+                perLevel.append(check("added TTFT p99 at " + level + " streams", "≤ 1000 µs", c[1] - d[1],
+                        c[1] - d[1] <= 1000, "µs"));
+                perLevel.append(check("added per-chunk delay p99 at " + level + " streams", "≤ 300 µs", c[3] - d[3],
+                        c[3] - d[3] <= 300, "µs"));
             }
             if (d != null && c != null && n != null) {
                 ratios.add(String.format(Locale.ROOT, "%d streams: TTFT p99 %s, chunk p99 %s", level,
                         ratio(c[1] - d[1], n[1] - d[1]), ratio(c[3] - d[3], n[3] - d[3])));
             }
         }
+        md.append("\n*CPU steal*: share of the machine's CPU time the hypervisor gave to other guests during the phase "
+                + "(`/proc/stat`, the highest of the rounds); a vCPU waiting for the host delays whatever runs on it, so "
+                + "rows with steal above a few percent measure the host, not the proxy.\n");
         md.append("\nSidecar's added latency ÷ nginx's (target ≤ 1.2; `n/a` when nginx added ≤ 50 µs, where the ratio")
                 .append(" is noise): ").append(String.join("; ", ratios)).append(".\n\n");
         md.append("![latency vs load](bench/latency-vs-load.svg)\n\n");
@@ -206,8 +210,9 @@ final class Report {
 
         // ---- timing error
         md.append("## The sidecar's own timing error (µs)\n\n| streams | round | sidecar TTFT p50 | engine TTFT p50 | error p50 | sidecar TTFT p99 | engine TTFT p99 | error p99 | sidecar ITL p50 | engine ITL p50 | error p50 | sidecar ITL p99 | engine ITL p99 | error p99 | per-token bound p99 (chunk delay) |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-        double worstErr = 0;
+        StringBuilder errPerLevel = new StringBuilder();
         for (int level : levels) {
+            double worstErr = 0;
             for (JsonObject p : select(latency, "sidecar", level)) {
                 JsonObject v = p.getJsonObject("sidecarView", new JsonObject());
                 JsonObject vt = v.getJsonObject("ttft", new JsonObject());
@@ -222,6 +227,8 @@ final class Report {
                         level, p.getInteger("round"), st50, et50, st50 - et50, st99, et99, st99 - et99, si50, ei50,
                         si50 - ei50, si99, ei99, si99 - ei99, q(p, "chunkDelay", "p99")));
             }
+            errPerLevel.append(check("sidecar timing error p99 at " + level + " streams (worse of TTFT, ITL; rounds)",
+                    "≤ 1000 µs", worstErr, worstErr <= 1000, "µs"));
         }
         md.append("\nScrapes of `/q/metrics` while 1000+ streams ran through the sidecar: ");
         List<String> scrapes = new ArrayList<>();
@@ -237,12 +244,11 @@ final class Report {
 
         // ---- summary against targets
         md.append("## Against the targets\n\n| target | goal | measured | met |\n|---|---|---|---|\n");
-        md.append(check("added TTFT p99 (worst level)", "≤ 1000 µs", worstTtft99, worstTtft99 <= 1000, "µs"));
-        md.append(check("added per-chunk delay p99 (worst level)", "≤ 300 µs", worstChunk99, worstChunk99 <= 300, "µs"));
+        md.append(perLevel);
         md.append(check("chunks/s timed and forwarded per sidecar core (burst)", "≥ 100 000", sidecarPerCore,
                 sidecarPerCore >= 100_000, "/s"));
         md.append(check("RSS at " + top + " streams", "≤ 128 MB", peak2000, peak2000 <= 128, "MB"));
-        md.append(check("sidecar timing error p99 (worst of TTFT, ITL)", "≤ 1000 µs", worstErr, worstErr <= 1000, "µs"));
+        md.append(errPerLevel);
         md.append("\nWithin 1.2x of nginx's added latency: see the ratios above. Raw numbers: `docs/bench/results.json`.\n");
         md.append("""
 
@@ -296,7 +302,9 @@ final class Report {
         }
         return new double[] {mean(ps, p -> q(p, "ttftOverhead", "p50")), mean(ps, p -> q(p, "ttftOverhead", "p99")),
             mean(ps, p -> q(p, "chunkDelay", "p50")), mean(ps, p -> q(p, "chunkDelay", "p99")),
-            mean(ps, p -> p.getDouble("eventsPerSec", 0.0)), ps.stream().mapToLong(p -> p.getLong("errors", 0L)).sum()};
+            mean(ps, p -> p.getDouble("eventsPerSec", 0.0)), ps.stream().mapToLong(p -> p.getLong("errors", 0L)).sum(),
+            ps.stream().filter(p -> p.containsKey("stealPercent")).mapToDouble(p -> p.getDouble("stealPercent"))
+                    .max().orElse(Double.NaN)};
     }
 
     static List<JsonObject> select(JsonArray phases, String target, Integer level) {

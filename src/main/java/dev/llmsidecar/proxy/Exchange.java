@@ -11,7 +11,6 @@ import dev.llmsidecar.wire.openai.InspectedRequest;
 import dev.llmsidecar.wire.openai.OpenAiSseDecoder;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.vertx.core.AsyncResult;
-import io.vertx.core.Future;
 import io.vertx.core.MultiMap;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClientRequest;
@@ -41,6 +40,7 @@ final class Exchange implements UpstreamReadBoundary.Listener {
     private final ProxyHandler proxy;
     private final HttpServerRequest request;
     private final HttpServerResponse response;
+    private final ClientWriter client;
     private final long receivedNanos;
     private final LlmOperation operation;
 
@@ -50,7 +50,6 @@ final class Exchange implements UpstreamReadBoundary.Listener {
     private Buffer pending;          // what this read forwards, written once the read completes
     private long pendingSince;       // arrival of the first read part in pending
     private boolean pendingCopied;   // pending is our own buffer (not one the decoder returned)
-    private Future<Void> lastWrite = Future.succeededFuture();
     private boolean clientGone;
     private long lastUpstreamActivity;
     private long idleTimer = -1;
@@ -74,6 +73,7 @@ final class Exchange implements UpstreamReadBoundary.Listener {
         this.proxy = proxy;
         this.request = request;
         this.response = request.response();
+        this.client = new ClientWriter(request, proxy.metrics);
         this.receivedNanos = receivedNanos;
         this.operation = operation;
     }
@@ -257,7 +257,7 @@ final class Exchange implements UpstreamReadBoundary.Listener {
         if (!hasLength && !bodyless) {
             // send the head now: a streaming client sees the headers when the engine sends them, not with the
             // first token
-            lastWrite = response.write(Buffer.buffer(0));
+            client.writeHead();
         }
     }
 
@@ -346,13 +346,7 @@ final class Exchange implements UpstreamReadBoundary.Listener {
         if (out == null || finished || clientGone) {
             return;
         }
-        lastWrite = response.write(out);
-        if (lastWrite.succeeded()) {
-            // usually written to the socket within write(): no listener to allocate per chunk
-            proxy.metrics.chunkWritten(System.nanoTime() - arrived);
-        } else {
-            lastWrite.onSuccess(v -> proxy.metrics.chunkWritten(System.nanoTime() - arrived));
-        }
+        client.write(out, arrived);
         if (response.writeQueueFull() && !pausedForClient) {
             // slow client: stop reading upstream until the client has drained what we hold
             upstreamResponse.pause();
@@ -395,7 +389,7 @@ final class Exchange implements UpstreamReadBoundary.Listener {
             // an incomplete event held back for usage stripping still reaches the client, as it would directly
             Buffer held = sseDecoder.onEnd(now);
             if (held.length() > 0) {
-                lastWrite = response.write(held);
+                client.write(held, now);
             }
         }
         finish(Outcome.UPSTREAM_BROKEN, now);
@@ -403,7 +397,7 @@ final class Exchange implements UpstreamReadBoundary.Listener {
             upstreamRequest.reset();
         }
         // deliver what was received, then close: the client sees the same truncation it would have seen
-        lastWrite.onComplete(v -> response.reset());
+        client.afterWritten(v -> response.reset());
     }
 
     private void onUpstreamFailedBeforeResponse(Throwable cause) {

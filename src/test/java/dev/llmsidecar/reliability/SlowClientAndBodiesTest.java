@@ -81,6 +81,11 @@ class SlowClientAndBodiesTest {
             RawUpstreamFaultsTest.waitUntil(() -> raw.closedAtNanos.get() != 0, 5);
             Scrape s = RawUpstreamFaultsTest.waitForOutcome(f, "client_cancelled");
             assertThat(s.sum("llm_sidecar_requests_in_flight")).isZero();
+            // a write queued behind the slow reader is timed until its bytes reached the socket, seconds later
+            String delay = "llm_sidecar_chunk_write_delay_seconds";
+            assertThat(s.has(delay + "_bucket", "le", "1.0")).isTrue();
+            assertThat(s.sum(delay + "_count") - s.sum(delay + "_bucket", "le", "1.0"))
+                    .as("writes that took longer than 1 s to reach the client's socket").isPositive();
         }
     }
 

@@ -1,0 +1,104 @@
+package dev.llmsidecar.proxy;
+
+import dev.llmsidecar.export.LlmMetrics;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelOutboundBuffer;
+import io.vertx.core.Future;
+import io.vertx.core.Handler;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpConnection;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.http.HttpVersion;
+import io.vertx.core.net.impl.ConnectionBase;
+
+/**
+ * Writes forwarded bytes to the client and records how long each write took to reach the client's socket
+ * ({@code llm_sidecar_chunk_write_delay_seconds}).
+ *
+ * <p>On HTTP/1.x a forwarded read is written without a completion promise: a promise per write costs Vert.x's
+ * future, Netty's channel promise and, because a chunk leaves as three buffers (size line, data, CRLF), a promise
+ * combiner with three more promises and their listener arrays, a fifth of the sidecar's garbage per streamed event.
+ * Whether the write reached the socket is read off the channel instead: when nothing is left in its outbound buffer
+ * after the write, the kernel has every byte. Only when a slow client leaves bytes queued does the writer follow
+ * with an empty write that carries a listener; Netty completes writes in order, so that listener runs when the
+ * data before it has reached the socket. HTTP/2 (which queues in its flow controller) keeps a promise per write.
+ */
+final class ClientWriter {
+
+    private final HttpServerResponse response;
+    private final LlmMetrics metrics;
+    /** The client's Netty channel on HTTP/1.x; null where writes are followed by their promises. */
+    private final Channel channel;
+    /** The last write's future, on the promise path only. */
+    private Future<Void> lastWrite = Future.succeededFuture();
+
+    ClientWriter(HttpServerRequest request, LlmMetrics metrics) {
+        this.response = request.response();
+        this.metrics = metrics;
+        this.channel = http1Channel(request);
+    }
+
+    private static Channel http1Channel(HttpServerRequest request) {
+        if (request.version() == HttpVersion.HTTP_2) {
+            return null;
+        }
+        HttpConnection connection = request.connection();
+        return connection instanceof ConnectionBase base ? base.channel() : null;
+    }
+
+    /** Writes the response head now (a streaming client sees the headers when the engine sends them). */
+    void writeHead() {
+        write(Buffer.buffer(0));
+    }
+
+    /** Writes {@code data}; records the delay from {@code arrivedNanos} until it is on the client's socket. */
+    void write(Buffer data, long arrivedNanos) {
+        if (channel == null) {
+            lastWrite = response.write(data);
+            if (lastWrite.succeeded()) {
+                metrics.chunkWritten(System.nanoTime() - arrivedNanos);
+            } else {
+                lastWrite.onSuccess(v -> metrics.chunkWritten(System.nanoTime() - arrivedNanos));
+            }
+            return;
+        }
+        response.write(data, null);
+        if (nothingQueued()) {
+            metrics.chunkWritten(System.nanoTime() - arrivedNanos);
+        } else {
+            response.write(Buffer.buffer(0), ar -> {
+                if (ar.succeeded()) {
+                    metrics.chunkWritten(System.nanoTime() - arrivedNanos);
+                }
+            });
+        }
+    }
+
+    private void write(Buffer data) {
+        if (channel == null) {
+            lastWrite = response.write(data);
+        } else {
+            response.write(data, null);
+        }
+    }
+
+    /**
+     * Runs {@code action} once everything written so far has reached the client's socket (or failed), e.g. to
+     * reset the connection only after the bytes received before an upstream fault are delivered.
+     */
+    void afterWritten(Handler<Void> action) {
+        if (channel == null) {
+            lastWrite.onComplete(v -> action.handle(null));
+        } else if (!response.headWritten() || nothingQueued()) {
+            action.handle(null);
+        } else {
+            response.write(Buffer.buffer(0), ar -> action.handle(null));
+        }
+    }
+
+    private boolean nothingQueued() {
+        ChannelOutboundBuffer queued = channel.unsafe().outboundBuffer();
+        return queued == null || queued.totalPendingWriteBytes() == 0;
+    }
+}
