@@ -141,6 +141,7 @@ public final class Bench {
                         peakThreads = 0;
                         peakFds = 0;
                     }
+                    JsonObject gcBefore = t.name.equals("sidecar") ? gcPauses(t.mgmtPort) : null;
                     ScrapeProbe probe = t.name.equals("sidecar") && level >= 1000 ? new ScrapeProbe(t.mgmtPort) : null;
                     // short streams at low concurrency (enough TTFT samples), longer ones at high concurrency
                     // (a realistic request rate: 30 tokens per stream)
@@ -155,6 +156,7 @@ public final class Bench {
                         p.put("peak", new JsonObject().put("rssKb", peakRssKb).put("threads", peakThreads)
                                 .put("fds", peakFds));
                         p.put("sidecarView", liveStats(t.mgmtPort, model));
+                        p.put("gc", minus(gcPauses(t.mgmtPort), gcBefore));
                     } else if (t.name.equals("nginx")) {
                         p.put("nginxRssKb", rssKb(t.pids));
                     }
@@ -352,8 +354,14 @@ public final class Bench {
         for (int r = 0; r < rounds; r++) {
             for (int k = 0; k < targets.size(); k++) {
                 Endpoint t = targets.get((k + r) % targets.size());
+                if (t.name.equals("sidecar")) {
+                    peakRssKb = 0;
+                }
                 JsonObject p = phase(t, mode, conc, seconds, events, 0, 0, "bench-" + mode, engine);
                 p.put("round", r);
+                if (t.name.equals("sidecar")) {
+                    p.put("peak", new JsonObject().put("rssKb", peakRssKb));
+                }
                 out.add(p);
                 System.out.println(line.apply(t, p));
             }
@@ -416,6 +424,41 @@ public final class Bench {
         } catch (Exception e) {
             return new JsonObject().put("error", e.toString());
         }
+    }
+
+    /**
+     * The sidecar's collector pauses so far, from its own {@code jvm_gc_pause_seconds} (Micrometer's JVM binder):
+     * count and seconds of young ("minor") and full ("major") collections. A stop-the-world pause holds every event
+     * that arrives meanwhile, so the tail of a phase is read next to the pauses taken during it.
+     */
+    static JsonObject gcPauses(int mgmtPort) {
+        JsonObject g = new JsonObject().put("minorCount", 0.0).put("minorSeconds", 0.0).put("majorCount", 0.0)
+                .put("majorSeconds", 0.0);
+        try {
+            var res = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + mgmtPort + "/q/metrics"))
+                    .header("Accept", "text/plain; version=0.0.4").timeout(Duration.ofSeconds(10)).build(),
+                    HttpResponse.BodyHandlers.ofLines());
+            res.body().filter(l -> l.startsWith("jvm_gc_pause_seconds_count{") || l.startsWith("jvm_gc_pause_seconds_sum{"))
+                    .forEach(l -> {
+                        String kind = l.contains("action=\"end of major GC\"") ? "major" : "minor";
+                        String what = l.startsWith("jvm_gc_pause_seconds_count") ? "Count" : "Seconds";
+                        double v = Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1));
+                        g.put(kind + what, g.getDouble(kind + what) + v);
+                    });
+        } catch (Exception e) {
+            g.put("error", e.toString());
+        }
+        return g;
+    }
+
+    static JsonObject minus(JsonObject after, JsonObject before) {
+        JsonObject d = new JsonObject();
+        for (String k : after.fieldNames()) {
+            if (after.getValue(k) instanceof Number a && before.getValue(k) instanceof Number b) {
+                d.put(k, a.doubleValue() - b.doubleValue());
+            }
+        }
+        return d;
     }
 
     /** Scrapes /q/metrics every second while a phase runs: the scrape must stay fast under load. */

@@ -132,6 +132,7 @@ final class Report {
         md.append("\nSidecar's added latency ÷ nginx's (target ≤ 1.2; `n/a` when nginx added ≤ 50 µs, where the ratio")
                 .append(" is noise): ").append(String.join("; ", ratios)).append(".\n\n");
         md.append("![latency vs load](bench/latency-vs-load.svg)\n\n");
+        md.append(gcTable(latency, levels, s.getInteger("secondsPerPhase")));
 
         // ---- throughput
         JsonArray thr = r.getJsonArray("throughput", new JsonArray());
@@ -199,6 +200,16 @@ final class Report {
                 for (JsonObject p : select(latency, "nginx", level)) {
                     nginxRss = Math.max(nginxRss, p.getLong("nginxRssKb", 0L));
                 }
+            }
+        }
+        for (String mode : List.of("throughput", "plain")) {
+            long peakRss = 0;
+            for (JsonObject p : select(r.getJsonArray(mode, new JsonArray()), "sidecar", null)) {
+                peakRss = Math.max(peakRss, p.getJsonObject("peak", new JsonObject()).getLong("rssKb", 0L));
+            }
+            if (peakRss > 0) {
+                md.append(String.format(Locale.ROOT, "| peak during %s | %.1f | | |%n",
+                        mode.equals("plain") ? "non-streaming requests" : "burst", peakRss / 1024.0));
             }
         }
         JsonObject idle = mem.getJsonObject("idleAfterWarmup", new JsonObject());
@@ -295,6 +306,31 @@ final class Report {
     }
 
     /** [ttft p50, ttft p99, chunk p50, chunk p99, events/s, errors] averaged over rounds. */
+    /** The sidecar's collector pauses during each latency phase (from its own jvm_gc_pause_seconds). */
+    static String gcTable(JsonArray latency, TreeSet<Integer> levels, int seconds) {
+        StringBuilder t = new StringBuilder();
+        for (int level : levels) {
+            for (JsonObject p : select(latency, "sidecar", level)) {
+                JsonObject g = p.getJsonObject("gc");
+                if (g == null || !g.containsKey("minorCount")) {
+                    continue;
+                }
+                double paused = g.getDouble("minorSeconds") + g.getDouble("majorSeconds");
+                t.append(String.format(Locale.ROOT, "| %d | %d | %.0f | %.0f | %.0f | %.0f | %.1f |%n", level,
+                        p.getInteger("round"), g.getDouble("minorCount"), g.getDouble("minorSeconds") * 1000,
+                        g.getDouble("majorCount"), g.getDouble("majorSeconds") * 1000, 100 * paused / seconds));
+            }
+        }
+        if (t.length() == 0) {
+            return "";
+        }
+        return "### The sidecar's collector during each phase\n\nStop-the-world pauses hold every event that arrives "
+                + "meanwhile: a phase that spends 1 % of its time in pauses of tens of ms has its p99 there (the "
+                + "client's unrecorded first fifth and the 200 ms before the next phase are included).\n\n"
+                + "| streams | round | young collections | young pause total (ms) | full collections | full pause total (ms) "
+                + "| share of the phase paused % |\n|---:|---:|---:|---:|---:|---:|---:|\n" + t + "\n";
+    }
+
     static double[] avg(JsonArray latency, int level, String target) {
         List<JsonObject> ps = select(latency, target, level);
         if (ps.isEmpty()) {
