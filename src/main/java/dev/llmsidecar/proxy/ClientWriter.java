@@ -64,6 +64,9 @@ final class ClientWriter {
             return;
         }
         response.write(data, null);
+        if (!channel.isActive()) {
+            return; // the client left: nothing was written, nothing to time
+        }
         if (nothingQueued()) {
             metrics.chunkWritten(System.nanoTime() - arrivedNanos);
         } else {
