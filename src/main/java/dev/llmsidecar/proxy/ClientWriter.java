@@ -23,6 +23,11 @@ import io.vertx.core.net.impl.ConnectionBase;
  * after the write, the kernel has every byte. Only when a slow client leaves bytes queued does the writer follow
  * with an empty write that carries a listener; Netty completes writes in order, so that listener runs when the
  * data before it has reached the socket. HTTP/2 (which queues in its flow controller) keeps a promise per write.
+ * (While Quarkus's idle timeout is on, Netty's IdleStateHandler turns the void promise back into a real one to
+ * watch write completion, so the encoder still combines promises for the data write: the saving is the rest.)
+ *
+ * <p>Reading "delivered" off an empty outbound buffer assumes the write went straight into the pipeline, which holds
+ * because every write to the client's connection is made on its event loop.
  */
 final class ClientWriter {
 
@@ -49,7 +54,7 @@ final class ClientWriter {
 
     /** Writes the response head now (a streaming client sees the headers when the engine sends them). */
     void writeHead() {
-        write(Buffer.buffer(0));
+        writeUntimed(Buffer.buffer(0));
     }
 
     /** Writes {@code data}; records the delay from {@code arrivedNanos} until it is on the client's socket. */
@@ -78,7 +83,8 @@ final class ClientWriter {
         }
     }
 
-    private void write(Buffer data) {
+    /** Writes {@code data} without timing it (bytes that were held back, whose arrival is not one read's). */
+    void writeUntimed(Buffer data) {
         if (channel == null) {
             lastWrite = response.write(data);
         } else {

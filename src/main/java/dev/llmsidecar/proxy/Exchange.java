@@ -389,7 +389,7 @@ final class Exchange implements UpstreamReadBoundary.Listener {
             // an incomplete event held back for usage stripping still reaches the client, as it would directly
             Buffer held = sseDecoder.onEnd(now);
             if (held.length() > 0) {
-                client.write(held, now);
+                client.writeUntimed(held);
             }
         }
         finish(Outcome.UPSTREAM_BROKEN, now);
