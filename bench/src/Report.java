@@ -305,7 +305,6 @@ final class Report {
             mean(ps, p -> p.getDouble("proxyCpuSeconds", 0.0) / p.getDouble("seconds", 1.0))};
     }
 
-    /** [ttft p50, ttft p99, chunk p50, chunk p99, events/s, errors] averaged over rounds. */
     /** The sidecar's collector pauses during each latency phase (from its own jvm_gc_pause_seconds). */
     static String gcTable(JsonArray latency, TreeSet<Integer> levels, int seconds) {
         StringBuilder t = new StringBuilder();
@@ -331,6 +330,10 @@ final class Report {
                 + "| share of the phase paused % |\n|---:|---:|---:|---:|---:|---:|---:|\n" + t + "\n";
     }
 
+    /**
+     * [ttft p50, ttft p99, chunk p50, chunk p99, events/s] averaged over rounds, errors summed, CPU steal % the highest
+     * of the rounds (NaN when not recorded).
+     */
     static double[] avg(JsonArray latency, int level, String target) {
         List<JsonObject> ps = select(latency, target, level);
         if (ps.isEmpty()) {

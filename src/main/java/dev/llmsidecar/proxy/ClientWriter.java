@@ -59,8 +59,8 @@ final class ClientWriter {
 
     /** Writes {@code data}; records the delay from {@code arrivedNanos} until it is on the client's socket. */
     void write(Buffer data, long arrivedNanos) {
+        writeUntimed(data);
         if (channel == null) {
-            lastWrite = response.write(data);
             if (lastWrite.succeeded()) {
                 metrics.chunkWritten(System.nanoTime() - arrivedNanos);
             } else {
@@ -68,7 +68,6 @@ final class ClientWriter {
             }
             return;
         }
-        response.write(data, null);
         if (!channel.isActive()) {
             return; // the client left: nothing was written, nothing to time
         }
