@@ -17,6 +17,8 @@ public interface SidecarConfig {
 
     Upstream upstream();
 
+    Proxy proxy();
+
     Llm llm();
 
     Metrics metrics();
@@ -62,6 +64,16 @@ public interface SidecarConfig {
         /** Upstream connection pool size per event loop; every open stream holds one HTTP/1.1 connection. */
         @WithDefault("4096")
         int maxConnections();
+    }
+
+    interface Proxy {
+        /**
+         * Largest request body forwarded, on every path (inspected or streamed). A larger declared Content-Length is
+         * answered 413 before a byte is read or sent upstream; a chunked body that grows past it is cut (the upstream
+         * request is reset, the client gets 413 and its connection is closed).
+         */
+        @WithDefault("67108864")
+        long maxRequestBodyBytes();
     }
 
     interface Llm {

@@ -37,6 +37,9 @@ public final class EngineNormaliser {
     static final String LLAMACPP_WAITING = "llamacpp:requests_deferred";
     static final String LLAMACPP_RUNNING = "llamacpp:requests_processing";
     static final String LLAMACPP_KV = "llamacpp:kv_cache_usage_ratio"; // gone from newer llama-server builds
+    // prompt tokens computed (cached ones excluded) and taken from the prefix cache, since start
+    static final String LLAMACPP_PROMPT_TOKENS = "llamacpp:prompt_tokens_total";
+    static final String LLAMACPP_PROMPT_CACHED = "llamacpp:prompt_tokens_cached_total";
 
     private record SeriesKey(String name, Map<String, String> labels) {
     }
@@ -62,8 +65,7 @@ public final class EngineNormaliser {
                     mean(samples, SGLANG_KV), mean(samples, SGLANG_PREFIX_HIT_RATE), Double.NaN, Double.NaN);
             case TGI -> new EngineSnapshot(kind, sum(samples, TGI_WAITING), sum(samples, TGI_RUNNING),
                     Double.NaN, Double.NaN, Double.NaN, Double.NaN);
-            case LLAMACPP -> new EngineSnapshot(kind, sum(samples, LLAMACPP_WAITING), sum(samples, LLAMACPP_RUNNING),
-                    mean(samples, LLAMACPP_KV), Double.NaN, Double.NaN, Double.NaN);
+            case LLAMACPP -> llamaCpp(samples, counters);
             case UNKNOWN -> EngineSnapshot.unknown();
         };
         previousCounters = counters;
@@ -99,6 +101,24 @@ public final class EngineNormaliser {
         }
         return new EngineSnapshot(EngineKind.VLLM, sum(samples, VLLM_WAITING), sum(samples, VLLM_RUNNING), kv,
                 hitRatio, hits, queries);
+    }
+
+    /**
+     * llama-server: the prefix-cache hit ratio is cached prompt tokens over all prompt tokens, from the increase of
+     * its two counters (prompt_tokens_total counts only the tokens it computed), as for vLLM's. Builds of late 2025
+     * export no KV-cache usage gauge: NaN there.
+     */
+    private EngineSnapshot llamaCpp(List<Sample> samples, Map<SeriesKey, Double> counters) {
+        double cached = sum(samples, LLAMACPP_PROMPT_CACHED);
+        double computed = sum(samples, LLAMACPP_PROMPT_TOKENS);
+        double hitRatio = Double.NaN;
+        if (!Double.isNaN(cached) && !Double.isNaN(computed)) {
+            double cachedIncrease = increase(samples, LLAMACPP_PROMPT_CACHED, counters);
+            double total = cachedIncrease + increase(samples, LLAMACPP_PROMPT_TOKENS, counters);
+            hitRatio = total > 0 ? clamp01(cachedIncrease / total) : Double.NaN;
+        }
+        return new EngineSnapshot(EngineKind.LLAMACPP, sum(samples, LLAMACPP_WAITING), sum(samples, LLAMACPP_RUNNING),
+                mean(samples, LLAMACPP_KV), hitRatio, cached, Double.isNaN(cached) ? Double.NaN : cached + computed);
     }
 
     /**

@@ -11,8 +11,8 @@ import java.util.Objects;
  * @param requestsRunning      requests in the engine's running batch, summed over all its label sets
  * @param kvCacheUsageRatio    KV-cache usage 0..1, averaged over label sets (e.g. data-parallel engines)
  * @param prefixCacheHitRatio  prefix-cache hit ratio 0..1 (vLLM: over the last scrape interval)
- * @param prefixCacheHits      raw cumulative prefix-cache hit counter (vLLM tokens), summed; NaN if absent
- * @param prefixCacheQueries   raw cumulative prefix-cache query counter (vLLM tokens), summed; NaN if absent
+ * @param prefixCacheHits      raw cumulative prefix-cache hit counter (tokens: vLLM, llama.cpp), summed; NaN if absent
+ * @param prefixCacheQueries   raw cumulative prefix-cache query counter (prompt tokens), summed; NaN if absent
  */
 public record EngineSnapshot(EngineKind kind, double requestsWaiting, double requestsRunning,
         double kvCacheUsageRatio, double prefixCacheHitRatio, double prefixCacheHits, double prefixCacheQueries) {

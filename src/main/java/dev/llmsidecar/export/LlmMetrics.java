@@ -41,6 +41,7 @@ public final class LlmMetrics {
     private final DistributionSummary waitingDepth;
     private final AtomicInteger waitingFirstToken = new AtomicInteger();
     private final Timer chunkWriteDelay;
+    private final ProxyCounters proxy;
 
     public LlmMetrics(MeterRegistry registry, SidecarConfig.Metrics config) {
         this(registry, config, List.of());
@@ -50,6 +51,7 @@ public final class LlmMetrics {
     public LlmMetrics(MeterRegistry registry, SidecarConfig.Metrics config, List<Double> extraLatencyBounds) {
         this.registry = registry;
         this.cache = new MeterCache(registry);
+        this.proxy = new ProxyCounters(registry);
         this.models = new ModelLabels(config.maxModels(), config.pinnedModels().orElse(List.of()));
         this.latencyBuckets = java.util.stream.Stream.concat(config.latencyBuckets().stream(), extraLatencyBounds.stream())
                 .map(s -> Duration.ofNanos(Math.round(s * 1e9))).distinct().sorted().toArray(Duration[]::new);
@@ -201,14 +203,9 @@ public final class LlmMetrics {
                 "route", route, "status_class", statusClass).increment();
     }
 
-    public void usageInjected() {
-        cache.counter("llm_sidecar.usage_injected",
-                "Streaming requests where the sidecar turned stream_options.include_usage on").increment();
-    }
-
-    public void usageChunkStripped() {
-        cache.counter("llm_sidecar.usage_chunks_stripped",
-                "Injected usage-only chunks removed from the client stream").increment();
+    /** Counters of what the proxy did to keep traffic flowing and bytes exact. */
+    public ProxyCounters proxy() {
+        return proxy;
     }
 
     public void bodyNotInspected(String reason) {

@@ -1,18 +1,13 @@
 package dev.llmsidecar.proxy;
 
-import dev.llmsidecar.export.ModelLabels;
-import dev.llmsidecar.export.otel.RequestSpan;
+import dev.llmsidecar.export.ProxyCounters;
 import dev.llmsidecar.timeline.Outcome;
-import dev.llmsidecar.timeline.RequestTimeline;
 import dev.llmsidecar.wire.LlmOperation;
-import dev.llmsidecar.wire.StreamDecoder;
-import dev.llmsidecar.wire.UpstreamResponse;
-import dev.llmsidecar.wire.openai.InspectedRequest;
-import dev.llmsidecar.wire.openai.OpenAiSseDecoder;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.MultiMap;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpClientRequest;
 import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.http.HttpHeaders;
@@ -20,33 +15,43 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.core.http.RequestOptions;
-import io.opentelemetry.context.Scope;
 import java.util.Set;
 import java.util.concurrent.TimeoutException;
 import org.jboss.logging.Logger;
 
 /**
- * One client request and its upstream twin, from arrival to the last byte. All callbacks run on the client
- * connection's event loop. This is where response chunks are timestamped ({@link #onUpstreamChunk}).
+ * One client request and its upstream twin, from arrival to the last byte: forwarding, backpressure, cancellation,
+ * the body cap, and the one retry a reused upstream connection may cost. All callbacks run on the client
+ * connection's event loop. Response chunks are timestamped in {@link #onUpstreamChunk}; the LLM side of the
+ * exchange (what is measured, and the include_usage edit) is its {@link LlmCall}.
  */
-final class Exchange implements UpstreamReadBoundary.Listener {
+final class Exchange implements UpstreamConnection.Listener {
 
     private static final Logger LOG = Logger.getLogger(Exchange.class);
     private static final Set<String> SKIP_ALWAYS = Set.of("host", "expect");
     private static final Set<String> SKIP_WITH_NEW_BODY = Set.of("host", "expect", "content-length");
     /** Bytes held for one client write while a read is delivered; more than this goes out at once. */
     private static final int MAX_COALESCED_BYTES = 64 * 1024;
+    /** Idle pooled connections retired in a row for one request before it takes a fresh one. */
+    private static final int MAX_RETIRED_PER_REQUEST = 8;
 
     private final ProxyHandler proxy;
+    private final ProxyCounters counters;
     private final HttpServerRequest request;
     private final HttpServerResponse response;
     private final ClientWriter client;
-    private final long receivedNanos;
-    private final LlmOperation operation;
+    private final LlmCall llm;
+
+    // the upstream request, kept whole until the response starts so that it can be sent again
+    private RequestOptions upstreamOptions;
+    private MultiMap upstreamHeaders;
+    private Buffer body;              // the whole body, or the part read before the rest is piped
+    private boolean bodyPiped;        // the rest of the body streams from the client: no second attempt
+    private boolean retried;
 
     private HttpClientRequest upstreamRequest;
     private HttpClientResponse upstreamResponse;
-    private UpstreamReadBoundary readBoundary;
+    private UpstreamConnection connection;
     private Buffer pending;          // what this read forwards, written once the read completes
     private long pendingSince;       // arrival of the first read part in pending
     private boolean pendingCopied;   // pending is our own buffer (not one the decoder returned)
@@ -55,167 +60,234 @@ final class Exchange implements UpstreamReadBoundary.Listener {
     private long idleTimer = -1;
     private boolean pausedForClient;
     private boolean finished;
+    private boolean released;
     private int status;
-
-    // LLM calls only
-    private String modelName;
-    private String model = ModelLabels.UNKNOWN;
-    private String sloClass;
-    private boolean streamRequested;
-    private boolean usageInjected;
-    private RequestTimeline timeline;
-    private RequestTimeline.LiveListener live;
-    private StreamDecoder decoder;
-    private OpenAiSseDecoder sseDecoder;
-    private RequestSpan span = RequestSpan.NOOP;
 
     Exchange(ProxyHandler proxy, HttpServerRequest request, long receivedNanos, LlmOperation operation) {
         this.proxy = proxy;
+        this.counters = proxy.metrics.proxy();
         this.request = request;
         this.response = request.response();
         this.client = new ClientWriter(request, proxy.metrics);
-        this.receivedNanos = receivedNanos;
-        this.operation = operation;
+        this.llm = operation == null ? null : new LlmCall(proxy, operation, request, receivedNanos);
     }
 
     void start() {
-        if (operation != null) {
-            sloClass = proxy.reporter.policy().sloClass(request.getHeader(proxy.reporter.policy().classHeader()));
-            span = proxy.tracing.start(request.headers(), operation.label(), operation.format().providerName(),
-                    request.method().name(), request.path(), receivedNanos);
-        }
-        response.closeHandler(v -> onClientGone());
+        // every way an exchange can end lets go of its in-flight count, once
+        response.endHandler(v -> release());
+        response.closeHandler(v -> {
+            onClientGone();
+            release();
+        });
         request.exceptionHandler(t -> onClientGone());
+        try {
+            forward();
+        } catch (RuntimeException e) {
+            LOG.error("llm-sidecar failed forwarding a request", e);
+            failedBeforeResponse(e);
+        }
+    }
+
+    private void forward() {
+        long declared = declaredLength();
+        if (declared > proxy.maxRequestBodyBytes) {
+            bodyTooLarge(true); // before a byte is read or sent
+            return;
+        }
         if ("100-continue".equalsIgnoreCase(request.getHeader(HttpHeaders.EXPECT))) {
             response.writeContinue();
         }
-        if (!hasBody()) {
-            sendUpstream(null, null, SKIP_ALWAYS);
-            if (operation != null) {
-                startTimeline(false);
+        if (declared == 0 && request.getHeader(HttpHeaders.TRANSFER_ENCODING) == null) {
+            sendUpstream(null, false, SKIP_ALWAYS);
+            if (llm != null) {
+                llm.requestSent();
             }
-        } else if (operation != null) {
+        } else if (llm != null) {
             readLlmBody();
         } else {
-            sendUpstream(null, request, SKIP_ALWAYS);
+            sendUpstream(null, true, SKIP_ALWAYS);
         }
     }
 
-    private boolean hasBody() {
+    /** The declared Content-Length, 0 when absent (or unreadable: Vert.x refuses such a request before us). */
+    private long declaredLength() {
         String length = request.getHeader(HttpHeaders.CONTENT_LENGTH);
-        return request.getHeader(HttpHeaders.TRANSFER_ENCODING) != null
-                || (length != null && !length.equals("0"));
+        if (length == null) {
+            return 0;
+        }
+        try {
+            return Long.parseLong(length.trim());
+        } catch (NumberFormatException e) {
+            return 0;
+        }
     }
 
-    /** Reads an LLM request body (bounded) to learn model/stream and inject include_usage. */
+    /** Reads an LLM request body (bounded) to learn model/stream and perhaps turn include_usage on. */
     private void readLlmBody() {
         int max = proxy.config.llm().maxInspectedBodyBytes();
-        Buffer body = Buffer.buffer();
+        Buffer read = Buffer.buffer();
         request.handler(chunk -> {
-            body.appendBuffer(chunk);
-            if (body.length() > max) {
+            read.appendBuffer(chunk);
+            if (read.length() > proxy.maxRequestBodyBytes) {
+                request.handler(null);
+                request.endHandler(null);
+                bodyTooLarge(false);
+            } else if (read.length() > max) {
                 // too large to inspect: forward what we have and stream the rest untouched
                 request.pause();
                 request.handler(null);
                 request.endHandler(null);
-                proxy.metrics.bodyNotInspected("too_large");
-                sendUpstream(body, request, SKIP_ALWAYS);
+                llm.notInspected(); // its timeline starts with the response, which says whether it streams
+                sendUpstream(read, true, SKIP_ALWAYS);
             }
         });
         request.endHandler(v -> {
-            // the request object lives as long as the stream: let go of the prompt bytes once they are sent
             request.handler(null);
             request.endHandler(null);
-            InspectedRequest inspected = operation.format().inspect(body, proxy.config.llm().injectIncludeUsage());
-            if (!inspected.decodable()) {
-                proxy.metrics.bodyNotInspected("not_json");
-            }
-            modelName = inspected.model();
-            model = proxy.metrics.modelLabel(modelName);
-            streamRequested = inspected.stream();
-            span.request(modelName, streamRequested);
-            usageInjected = inspected.usageInjected();
-            if (usageInjected) {
-                proxy.metrics.usageInjected();
-            }
-            sendUpstream(inspected.upstreamBody(), null, usageInjected ? SKIP_WITH_NEW_BODY : SKIP_ALWAYS);
-            startTimeline(streamRequested);
+            Buffer upstreamBody = llm.inspect(read);
+            sendUpstream(upstreamBody, false, llm.bodyEdited() ? SKIP_WITH_NEW_BODY : SKIP_ALWAYS);
+            llm.requestSent();
         });
         request.resume();
     }
 
     /**
-     * Starts the timeline (its clock started when the request arrived). Called once the request is on its way
-     * upstream: a model's first request creates its meters, 1–2 ms here, which must not delay forwarding. If the
-     * request failed in between, {@link #finish} has started it already.
+     * @param first the whole body, or its first part when {@code piped}; null when there is none
+     * @param piped the (rest of the) body streams from the client with backpressure
      */
-    private void startTimeline(boolean streaming) {
-        if (timeline == null) {
-            live = proxy.reporter.started(model, operation, streaming);
-            timeline = new RequestTimeline(receivedNanos, streaming, live);
+    private void sendUpstream(Buffer first, boolean piped, Set<String> skip) {
+        body = first;
+        bodyPiped = piped;
+        upstreamHeaders = HttpHeaders.headers();
+        ForwardedHeaders.copy(request.headers(), upstreamHeaders, skip);
+        if (llm != null) {
+            llm.span().inject(upstreamHeaders);
         }
+        upstreamHeaders.set(HttpHeaderNames.HOST, proxy.config.upstream().preserveHost() && request.authority() != null
+                ? request.authority().toString() : proxy.target.authority());
+        upstreamOptions = new RequestOptions()
+                .setMethod(request.method())
+                .setURI(proxy.target.requestUri(request.uri()))
+                .setHeaders(upstreamHeaders);
+        armIdleTimer();
+        attempt(proxy.client(), 0);
     }
 
     /**
-     * @param body bytes to send (the whole body, or its first part when {@code rest} follows)
-     * @param rest the rest of the body, streamed with backpressure
+     * Takes an upstream connection and sends the request on it. A pooled connection idle for the keep-alive timeout
+     * or longer is retired here, when taken, and another one taken: the engine may be closing it at this moment.
      */
-    private void sendUpstream(Buffer body, io.vertx.core.streams.ReadStream<Buffer> rest, Set<String> skip) {
-        MultiMap headers = HttpHeaders.headers();
-        ForwardedHeaders.copy(request.headers(), headers, skip);
-        span.inject(headers);
-        headers.set(HttpHeaderNames.HOST, proxy.config.upstream().preserveHost() && request.authority() != null
-                ? request.authority().toString() : proxy.target.authority());
-        RequestOptions options = new RequestOptions()
-                .setMethod(request.method())
-                .setURI(proxy.target.requestUri(request.uri()))
-                .setHeaders(headers);
-        armIdleTimer();
-        proxy.client().request(options).onComplete(ar -> {
+    private void attempt(HttpClient upstream, int retired) {
+        upstream.request(upstreamOptions).onComplete(ar -> {
             if (ar.failed()) {
-                onUpstreamFailedBeforeResponse(ar.cause());
+                failedBeforeResponse(ar.cause());
                 return;
             }
-            upstreamRequest = ar.result();
-            if (clientGone) {
-                upstreamRequest.reset();
+            HttpClientRequest req = ar.result();
+            if (finished || clientGone) {
+                req.reset();
                 return;
             }
-            upstreamRequest.response().onComplete(this::onUpstreamResponse);
-            upstreamRequest.exceptionHandler(this::onUpstreamFailedBeforeResponse);
-            if (rest != null) {
-                if (!headers.contains(HttpHeaders.CONTENT_LENGTH)) {
-                    upstreamRequest.setChunked(true);
-                }
-                if (body != null) {
-                    upstreamRequest.write(body);
-                }
-                rest.pipeTo(upstreamRequest).onSuccess(v -> releaseRequestHeaders(headers));
-            } else {
-                // released once written: Vert.x encodes the head from the request's map on the connection's loop
-                (body != null ? upstreamRequest.end(body) : upstreamRequest.end())
-                        .onSuccess(v -> releaseRequestHeaders(headers));
+            UpstreamConnection conn = UpstreamConnection.of(req.connection());
+            if (conn != null && conn.idleFor(System.nanoTime(), proxy.keepAliveNanos)) {
+                counters.idleConnectionRetired();
+                req.reset(); // an HTTP/1.1 stream reset before its head is written closes the connection
+                attempt(retired + 1 < MAX_RETIRED_PER_REQUEST ? upstream : proxy.freshClient(), retired + 1);
+                return;
+            }
+            send(req, conn);
+        });
+    }
+
+    private void send(HttpClientRequest req, UpstreamConnection conn) {
+        upstreamRequest = req;
+        connection = conn;
+        if (conn != null) {
+            conn.startExchange(this);
+        }
+        req.connection().exceptionHandler(proxy.upstreamConnectionErrors());
+        req.response().onComplete(ar -> {
+            if (req == upstreamRequest) {
+                onUpstreamResponse(ar);
             }
         });
+        req.exceptionHandler(t -> {
+            if (req == upstreamRequest) {
+                onUpstreamRequestFailed(t);
+            }
+        });
+        if (!bodyPiped) {
+            if (body != null) {
+                req.end(body);
+            } else {
+                req.end();
+            }
+            return;
+        }
+        if (!upstreamHeaders.contains(HttpHeaders.CONTENT_LENGTH)) {
+            req.setChunked(true);
+        }
+        long sent = 0;
+        if (body != null) {
+            req.write(body);
+            sent = body.length();
+            body = null;
+        }
+        RequestBodyPipe.start(request, req, sent, proxy.maxRequestBodyBytes, () -> bodyTooLarge(false));
+    }
+
+    /**
+     * The request failed before its response started. A reused connection that closed before a single byte of
+     * response arrived is the keep-alive race (the engine closed the idle connection as the request went out, or,
+     * like llama.cpp's server, closes every connection after a streamed response without saying so): the engine
+     * never read the request, so it is sent once more on a new connection, if the sidecar still holds its whole
+     * body. Never after any response byte, never twice.
+     */
+    private void onUpstreamRequestFailed(Throwable cause) {
+        if (finished || clientGone) {
+            return;
+        }
+        if (upstreamResponse != null) {
+            onUpstreamBroken(cause);
+            return;
+        }
+        if (!retried && !bodyPiped && connection != null && connection.reused() && connection.nothingReadSinceStart()
+                && !(cause instanceof TimeoutException)) {
+            retried = true;
+            counters.retriedClosedBeforeResponse();
+            proxy.warnOnce("retry_closed_before_response", "a reused upstream connection closed before responding ("
+                    + cause + "); the request was sent again on a new connection. Further retries are counted in "
+                    + "llm_sidecar_upstream_retries_total, not logged");
+            upstreamRequest = null;
+            connection = null;
+            attempt(proxy.freshClient(), MAX_RETIRED_PER_REQUEST);
+            return;
+        }
+        failedBeforeResponse(cause);
     }
 
     /**
      * Vert.x keeps both requests, the client's and its upstream twin, until the response ends, and with them three
      * header maps (the client's, the upstream request's, and the one this exchange built, which Vert.x's request
      * callback still holds): with the OpenAI SDK's headers 3.4 KB per open stream, a fifth of the live heap at 2000
-     * streams. Once the request is forwarded nothing needs them (Vert.x's server decided keep-alive on arrival;
-     * its client reads the upstream request's Connection header at response time, and the proxy never forwards
-     * one).
+     * streams. Once the response has started nothing needs them or the body (no second attempt after a response
+     * byte; Vert.x's server decided keep-alive on arrival; its client reads the upstream request's Connection
+     * header at response time, and the proxy never forwards one).
      */
-    private void releaseRequestHeaders(MultiMap built) {
+    private void releaseRequest() {
+        body = null;
         request.headers().clear();
-        upstreamRequest.headers().clear();
-        built.clear();
+        if (upstreamRequest != null) {
+            upstreamRequest.headers().clear();
+        }
+        if (upstreamHeaders != null) {
+            upstreamHeaders.clear();
+        }
     }
 
     private void onUpstreamResponse(AsyncResult<HttpClientResponse> ar) {
         if (ar.failed()) {
-            onUpstreamFailedBeforeResponse(ar.cause());
+            onUpstreamRequestFailed(ar.cause());
             return;
         }
         long now = System.nanoTime();
@@ -224,6 +296,7 @@ final class Exchange implements UpstreamReadBoundary.Listener {
         if (clientGone || finished) {
             return;
         }
+        releaseRequest();
         status = upstreamResponse.statusCode();
         response.setStatusCode(status);
         response.setStatusMessage(upstreamResponse.statusMessage());
@@ -231,25 +304,13 @@ final class Exchange implements UpstreamReadBoundary.Listener {
         boolean hasLength = upstreamResponse.headers().contains(HttpHeaders.CONTENT_LENGTH);
         boolean bodyless = request.method() == HttpMethod.HEAD || status == 204 || status == 304
                 || (status >= 100 && status < 200);
+        if (llm != null && llm.onResponseHead(status, upstreamResponse.headers(), hasLength, now)) {
+            // the injected usage comes out of a Content-Length stream: its entity stays exact, its framing is chunked
+            response.headers().remove(HttpHeaders.CONTENT_LENGTH);
+            hasLength = false;
+        }
         if (!hasLength && !bodyless) {
             response.setChunked(true);
-        }
-        if (operation != null) {
-            String contentType = upstreamResponse.getHeader(HttpHeaders.CONTENT_TYPE);
-            startTimeline(operation.format().streamingResponse(contentType));
-            timeline.onUpstreamHeaders(now);
-            if (status < 300) {
-                decoder = operation.format().decoder(timeline, new UpstreamResponse(contentType,
-                        upstreamResponse.headers(), hasLength, usageInjected, proxy.config.llm().maxHeldEventBytes(),
-                        proxy.config.llm().maxInspectedBodyBytes()));
-                if (decoder instanceof OpenAiSseDecoder openAi) {
-                    sseDecoder = openAi;
-                }
-            }
-        }
-        readBoundary = UpstreamReadBoundary.of(upstreamRequest.connection());
-        if (readBoundary != null) {
-            readBoundary.listen(this);
         }
         upstreamResponse.handler(this::onUpstreamChunk);
         upstreamResponse.endHandler(v -> onUpstreamEnd());
@@ -280,7 +341,7 @@ final class Exchange implements UpstreamReadBoundary.Listener {
         if (quiet >= idleNanos && !pausedForClient) {
             TimeoutException timeout = new TimeoutException("no upstream data for " + quiet / 1_000_000 + " ms");
             if (upstreamResponse == null) {
-                onUpstreamFailedBeforeResponse(timeout);
+                failedBeforeResponse(timeout);
             } else {
                 onUpstreamBroken(timeout);
             }
@@ -298,21 +359,13 @@ final class Exchange implements UpstreamReadBoundary.Listener {
     private void onUpstreamChunk(Buffer chunk) {
         long arrived = System.nanoTime();
         lastUpstreamActivity = arrived;
-        Buffer out;
-        if (decoder == null) {
-            out = chunk;
-        } else {
-            // the request's span is current while its measurements are recorded: histogram exemplars point to it
-            try (Scope scope = span.makeCurrent()) {
-                out = decoder.onChunk(chunk, arrived);
-            }
-        }
+        Buffer out = llm == null ? chunk : llm.onChunk(chunk, arrived);
         if (out.length() == 0) {
             return;
         }
         hold(out, arrived);
         // a chunk delivered outside a read (after a pause) has nothing coming with it: write it now
-        boolean moreInThisRead = readBoundary != null && readBoundary.inRead();
+        boolean moreInThisRead = connection != null && connection.inRead();
         if (!moreInThisRead || pending.length() >= MAX_COALESCED_BYTES) {
             writePending();
         }
@@ -365,13 +418,10 @@ final class Exchange implements UpstreamReadBoundary.Listener {
         }
         long now = System.nanoTime();
         writePending(); // the end may arrive in the same read as the last chunks
-        if (decoder != null) {
-            Buffer rest;
-            try (Scope scope = span.makeCurrent()) {
-                rest = decoder.onEnd(now);
-            }
+        if (llm != null) {
+            Buffer rest = llm.onEnd(now);
             if (rest.length() > 0) {
-                response.write(rest);
+                client.writeUntimed(rest);
             }
         }
         response.end();
@@ -385,9 +435,9 @@ final class Exchange implements UpstreamReadBoundary.Listener {
         LOG.debugf("upstream broke mid-response for %s %s: %s", request.method(), request.path(), cause.toString());
         long now = System.nanoTime();
         writePending(); // what arrived before the break reaches the client, as it would directly
-        if (sseDecoder != null) {
-            // an incomplete event held back for usage stripping still reaches the client, as it would directly
-            Buffer held = sseDecoder.onEnd(now);
+        if (llm != null) {
+            // an incomplete event held back for usage removal still reaches the client, as it would directly
+            Buffer held = llm.releaseHeld();
             if (held.length() > 0) {
                 client.writeUntimed(held);
             }
@@ -397,10 +447,10 @@ final class Exchange implements UpstreamReadBoundary.Listener {
             upstreamRequest.reset();
         }
         // deliver what was received, then close: the client sees the same truncation it would have seen
-        client.afterWritten(v -> response.reset());
+        client.afterWritten(v -> resetResponse());
     }
 
-    private void onUpstreamFailedBeforeResponse(Throwable cause) {
+    private void failedBeforeResponse(Throwable cause) {
         if (finished || clientGone) {
             return;
         }
@@ -408,33 +458,47 @@ final class Exchange implements UpstreamReadBoundary.Listener {
             onUpstreamBroken(cause);
             return;
         }
-        boolean timeout = cause instanceof TimeoutException
-                || (cause.getMessage() != null && cause.getMessage().contains("timeout"));
-        // refused / no route / unknown host, or a connection that closed before any response byte: the second
-        // is a different page (an engine crashing on the request, or closing idle connections too early)
-        boolean unreachable = cause instanceof java.net.ConnectException || cause instanceof java.net.UnknownHostException
-                || cause instanceof java.net.NoRouteToHostException;
-        String error = timeout ? "upstream_timeout" : unreachable ? "upstream_unreachable" : "upstream_closed";
-        String message = timeout ? "timed out" : unreachable ? "unreachable"
-                : "closed the connection before responding";
-        int code = timeout ? 504 : 502;
+        SidecarError error = SidecarError.beforeResponse(cause);
+        proxy.warnOnce(error.header, "upstream request failed before its response (" + error.header + ", " + cause
+                + "); further ones are counted in llm_sidecar_http_requests_total{status_class=\"5xx\"}, not logged");
         LOG.debugf("upstream request failed for %s %s: %s", request.method(), request.path(), cause.toString());
-        status = code;
-        if (operation != null) {
-            startTimeline(streamRequested);
-        }
+        status = error.status;
         finish(Outcome.UPSTREAM_ERROR, System.nanoTime());
         if (upstreamRequest != null) {
             upstreamRequest.reset();
         }
         if (!response.headWritten()) {
-            response.setStatusCode(code)
-                    .putHeader(HttpHeaders.CONTENT_TYPE, "application/json")
-                    .putHeader("x-llm-sidecar-error", error)
-                    .end("{\"error\":{\"message\":\"llm-sidecar: upstream " + message
-                            + "\",\"type\":\"upstream_error\",\"code\":" + code + "}}");
+            error.send(response, null);
         } else {
-            response.reset();
+            resetResponse();
+        }
+    }
+
+    /**
+     * The body is over the cap: nothing more of it is read or sent. If part of it went upstream, that request is
+     * reset (the engine never sees a complete one). The client gets 413 and the connection closes (the rest of
+     * its body is not read).
+     */
+    private void bodyTooLarge(boolean declared) {
+        if (finished || clientGone) {
+            return;
+        }
+        counters.bodyTooLarge(declared);
+        request.pause();
+        status = SidecarError.BODY_TOO_LARGE.status;
+        finish(Outcome.UPSTREAM_ERROR, System.nanoTime());
+        if (upstreamRequest != null) {
+            upstreamRequest.reset();
+        }
+        if (!response.headWritten()) {
+            response.putHeader(HttpHeaders.CONNECTION, "close");
+            response.endHandler(v -> {
+                release();
+                request.connection().close();
+            });
+            SidecarError.BODY_TOO_LARGE.send(response, "the limit is " + proxy.maxRequestBodyBytes + " bytes");
+        } else {
+            resetResponse();
         }
     }
 
@@ -450,31 +514,39 @@ final class Exchange implements UpstreamReadBoundary.Listener {
         finish(Outcome.CLIENT_CANCELLED, System.nanoTime());
     }
 
+    /**
+     * Closes the client's connection mid-response (HTTP/1.x) or resets its stream (HTTP/2). Vert.x runs neither the
+     * response's end nor its close handler for a reset it was asked for, so the in-flight count goes here.
+     */
+    private void resetResponse() {
+        response.reset();
+        release();
+    }
+
+    /** The in-flight count of this exchange goes, once, whichever way it ended. */
+    private void release() {
+        if (!released) {
+            released = true;
+            proxy.exchangeEnded();
+        }
+    }
+
     private void finish(Outcome outcome, long nanos) {
         if (finished) {
             return;
         }
         finished = true;
-        if (readBoundary != null) {
-            readBoundary.release(this); // the pooled connection outlives this exchange
+        if (connection != null) {
+            connection.endExchange(this, nanos); // the pooled connection outlives this exchange
         }
         pending = null;
+        body = null;
         if (idleTimer >= 0) {
             proxy.vertx.cancelTimer(idleTimer);
         }
-        proxy.metrics.httpRequest(operation == null ? "other" : "llm", statusClass(status));
-        if (operation != null) {
-            if (timeline == null) {
-                startTimeline(streamRequested);
-            }
-            var result = timeline.finish(nanos, outcome, status);
-            try (Scope scope = span.makeCurrent()) {
-                var verdict = proxy.reporter.finished(modelName, model, operation, sloClass, result);
-                span.finish(nanos, result, verdict, sloClass);
-            }
-            if (sseDecoder != null && sseDecoder.strippedEvents() > 0) {
-                proxy.metrics.usageChunkStripped();
-            }
+        proxy.metrics.httpRequest(llm == null ? "other" : "llm", statusClass(status));
+        if (llm != null) {
+            llm.finish(outcome, status, nanos);
         }
     }
 

@@ -6,8 +6,10 @@ import dev.llmsidecar.export.LlmMetrics;
 import dev.llmsidecar.export.RequestReporter;
 import dev.llmsidecar.export.otel.RequestTracing;
 import dev.llmsidecar.wire.LlmRoutes;
+import dev.llmsidecar.wire.openai.IncludeUsagePolicy;
 import io.vertx.core.Future;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
@@ -19,6 +21,7 @@ import io.vertx.core.http.PoolOptions;
 import io.vertx.core.Promise;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jboss.logging.Logger;
 
 /**
  * Entry point of the data path: every request on the proxy port comes here, on its event loop, and becomes an
@@ -29,16 +32,26 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class ProxyHandler implements Handler<HttpServerRequest> {
 
+    private static final Logger LOG = Logger.getLogger(ProxyHandler.class);
+
     final Vertx vertx;
     final SidecarConfig config;
     final LlmMetrics metrics;
     final RequestReporter reporter;
     private final HttpClientOptions clientOptions;
     private final PoolOptions poolOptions;
+    private final HttpClientOptions freshOptions;
     private final Map<Thread, HttpClient> clients = new ConcurrentHashMap<>();
+    private final Map<Thread, HttpClient> freshClients = new ConcurrentHashMap<>();
     final UpstreamTarget target;
     final LlmRoutes routes;
     final RequestTracing tracing;
+    final IncludeUsagePolicy usagePolicy;
+    final long maxRequestBodyBytes;
+    /** An idle pooled connection is not reused from this age on (sidecar.upstream.keep-alive-timeout). */
+    final long keepAliveNanos;
+    private final ConnectionErrors connectionErrors;
+    private final Set<String> warned = ConcurrentHashMap.newKeySet();
     /** Requests whose response has not ended (or whose connection has not closed) yet. */
     private final AtomicInteger inFlight = new AtomicInteger();
     private volatile boolean draining;
@@ -55,10 +68,15 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
         this.target = UpstreamTarget.of(config.upstream().url());
         this.tracing = tracing.toUpstream(target.host(), target.port());
         this.routes = new LlmRoutes(new JsonFactory());
-        // Vert.x counts whole seconds: round down (staying below the engine's timeout), but never to "no reuse"
+        this.usagePolicy = new IncludeUsagePolicy(config.llm().injectIncludeUsage());
+        this.maxRequestBodyBytes = config.proxy().maxRequestBodyBytes();
+        this.connectionErrors = new ConnectionErrors(metrics.proxy());
         Duration keepAlive = config.upstream().keepAliveTimeout();
+        this.keepAliveNanos = keepAlive.isNegative() ? 0 : keepAlive.toNanos();
+        // Vert.x counts whole seconds and only sweeps the pool now and then; the exact age is checked when a
+        // connection is taken (Exchange), so Vert.x's sweep rounds up and only clears what is surely expired
         int keepAliveSeconds = keepAlive.isZero() || keepAlive.isNegative() ? 0
-                : (int) Math.max(1, Math.min(Integer.MAX_VALUE, keepAlive.toSeconds()));
+                : (int) Math.min(Integer.MAX_VALUE, (keepAlive.toMillis() + 999) / 1000);
         this.clientOptions = new HttpClientOptions()
                 .setDefaultHost(target.host())
                 .setDefaultPort(target.port())
@@ -69,7 +87,8 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
                 .setTcpNoDelay(true)
                 .setDecompressionSupported(false)
                 .setConnectTimeout((int) config.upstream().connectTimeout().toMillis());
-        // expired idle connections are closed by a sweep; sweep often so one is gone soon after its keep-alive ends
+        // a request sent again after its reused connection closed goes on a connection of its own
+        this.freshOptions = new HttpClientOptions(clientOptions).setKeepAlive(false);
         this.poolOptions = new PoolOptions().setHttp1MaxSize(config.upstream().maxConnections()).setCleanerPeriod(250);
     }
 
@@ -83,22 +102,52 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
         return clients.computeIfAbsent(Thread.currentThread(), t -> vertx.createHttpClient(clientOptions, poolOptions));
     }
 
+    /** A client of the calling event loop whose connections carry one request each (for a request sent again). */
+    HttpClient freshClient() {
+        return freshClients.computeIfAbsent(Thread.currentThread(),
+                t -> vertx.createHttpClient(freshOptions, poolOptions));
+    }
+
+    /** Counts a failure of an upstream connection outside an exchange's handling. */
+    Handler<Throwable> upstreamConnectionErrors() {
+        return connectionErrors.upstream();
+    }
+
+    /** Logs {@code message} at WARN the first time {@code kind} happens; later ones are counted, not logged. */
+    void warnOnce(String kind, String message) {
+        if (warned.add(kind)) {
+            LOG.warn(message);
+        }
+    }
+
+    /** An exchange ended (response ended, or its connection closed): once per exchange. */
+    void exchangeEnded() {
+        inFlight.decrementAndGet();
+    }
+
     @Override
     public void handle(HttpServerRequest request) {
         long receivedNanos = System.nanoTime();
+        request.connection().exceptionHandler(connectionErrors.client());
         if (draining) {
             // shutting down: open streams finish, new requests go elsewhere (the client or balancer retries)
-            request.response().setStatusCode(503).putHeader("connection", "close").putHeader("retry-after", "1")
-                    .putHeader("content-type", "application/json").putHeader("x-llm-sidecar-error", "shutting_down")
-                    .end("{\"error\":{\"message\":\"llm-sidecar: shutting down\",\"type\":\"unavailable\",\"code\":503}}");
+            request.response().putHeader("connection", "close").putHeader("retry-after", "1");
+            SidecarError.SHUTTING_DOWN.send(request.response(), null);
             metrics.httpRequest(routes.match(request.method(), request.path()) == null ? "other" : "llm", "5xx");
             return;
         }
-        inFlight.incrementAndGet();
-        // the end handler also runs when the connection closes before the response ended
-        request.response().endHandler(v -> inFlight.decrementAndGet());
         request.pause();
-        new Exchange(this, request, receivedNanos, routes.match(request.method(), request.path())).start();
+        Exchange exchange;
+        try {
+            exchange = new Exchange(this, request, receivedNanos, routes.match(request.method(), request.path()));
+        } catch (RuntimeException e) {
+            // a bug must cost this request, not the connection's in-flight count or the event loop
+            LOG.error("llm-sidecar could not start an exchange", e);
+            SidecarError.UPSTREAM_CLOSED.send(request.response(), null);
+            return;
+        }
+        inFlight.incrementAndGet();
+        exchange.start();
     }
 
     /** Requests in progress (responses not yet ended), LLM or not. */
@@ -133,6 +182,7 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
     }
 
     public Future<Void> close() {
-        return Future.join(clients.values().stream().map(HttpClient::close).toList()).mapEmpty();
+        return Future.join(java.util.stream.Stream.concat(clients.values().stream(), freshClients.values().stream())
+                .map(HttpClient::close).toList()).mapEmpty();
     }
 }

@@ -59,6 +59,11 @@ public class ProxyRoute {
         }
     }
 
+    /** True once SIGTERM has started the drain (readiness is DOWN from then on). */
+    public boolean draining() {
+        return handler != null && handler.draining();
+    }
+
     void stop(@Observes ShutdownEvent event) {
         if (drainHook != null) {
             try {

@@ -1,7 +1,6 @@
 package dev.llmsidecar.wire;
 
 import com.fasterxml.jackson.core.JsonFactory;
-import dev.llmsidecar.wire.openai.InspectedRequest;
 import io.vertx.core.buffer.Buffer;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -32,7 +31,7 @@ public abstract class JsonWireFormat implements WireFormat {
     }
 
     @Override
-    public InspectedRequest inspect(Buffer body, boolean injectUsage) {
+    public InspectedRequest inspect(Buffer body) {
         return fields.inspect(body, streamDefault);
     }
 

@@ -3,7 +3,6 @@ package dev.llmsidecar.wire;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import dev.llmsidecar.wire.openai.InspectedRequest;
 import io.vertx.core.buffer.Buffer;
 import java.io.IOException;
 
@@ -23,7 +22,7 @@ public final class RequestFields {
         byte[] bytes = body.getBytes();
         try (JsonParser p = json.createParser(bytes)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
-                return new InspectedRequest(false, null, streamDefault, false, false, body);
+                return InspectedRequest.undecodable(streamDefault, body);
             }
             String model = null;
             boolean stream = streamDefault;
@@ -39,11 +38,11 @@ public final class RequestFields {
                 }
             }
             if (p.currentToken() != JsonToken.END_OBJECT || p.nextToken() != null) {
-                return new InspectedRequest(false, null, streamDefault, false, false, body);
+                return InspectedRequest.undecodable(streamDefault, body);
             }
-            return new InspectedRequest(true, model, stream, false, false, body);
+            return new InspectedRequest(true, model, stream, UsageRequest.NOT_APPLICABLE, null, body);
         } catch (IOException | RuntimeException e) {
-            return new InspectedRequest(false, null, streamDefault, false, false, body);
+            return InspectedRequest.undecodable(streamDefault, body);
         }
     }
 }

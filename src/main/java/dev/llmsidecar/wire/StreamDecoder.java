@@ -14,4 +14,17 @@ public interface StreamDecoder {
 
     /** The upstream body ended; returns any bytes still held (usually empty). */
     Buffer onEnd(long nanos);
+
+    /**
+     * The upstream broke off: returns the bytes held back so far (an incomplete event), which reach the client as
+     * they would have directly, without decoding them further.
+     */
+    default Buffer releaseHeld() {
+        return Buffer.buffer(0);
+    }
+
+    /** What the decoder saw and did about usage; {@link UsageReport#NONE} for formats without usage handling. */
+    default UsageReport usageReport() {
+        return UsageReport.NONE;
+    }
 }

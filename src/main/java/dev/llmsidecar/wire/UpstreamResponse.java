@@ -7,12 +7,12 @@ import io.vertx.core.MultiMap;
  *
  * @param contentType the upstream Content-Type, or null
  * @param headers the upstream response headers (TGI reports its timings there)
- * @param hasLength the response has a Content-Length (never strip bytes from it)
- * @param usageInjected the sidecar injected include_usage into the request
+ * @param hasLength the response has a Content-Length
+ * @param usage what the decoder does about usage in the stream
  * @param maxHeldEventBytes largest SSE event held while stripping
  * @param maxBodyBytes largest non-streaming body copied aside for decoding
  */
-public record UpstreamResponse(String contentType, MultiMap headers, boolean hasLength, boolean usageInjected,
+public record UpstreamResponse(String contentType, MultiMap headers, boolean hasLength, UsageHandling usage,
         int maxHeldEventBytes, int maxBodyBytes) {
 
     public boolean eventStream() {

@@ -1,6 +1,5 @@
 package dev.llmsidecar.wire;
 
-import dev.llmsidecar.wire.openai.InspectedRequest;
 import io.vertx.core.buffer.Buffer;
 
 /**
@@ -23,10 +22,10 @@ public interface WireFormat {
     }
 
     /**
-     * Reads model and stream from a request body. Only formats that document an edit (OpenAI include_usage)
-     * may return a body other than {@code body}.
+     * Reads model and stream from a request body. Only a format that documents an edit (OpenAI include_usage)
+     * describes one; the body itself is never changed here.
      */
-    InspectedRequest inspect(Buffer body, boolean injectUsage);
+    InspectedRequest inspect(Buffer body);
 
     /** True when a response of this content type is a token stream (sets the {@code streaming} label). */
     default boolean streamingResponse(String contentType) {

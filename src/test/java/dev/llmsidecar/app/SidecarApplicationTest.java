@@ -99,11 +99,17 @@ class SidecarApplicationTest {
         OpenAIClient client = openAi();
         ChatCompletionCreateParams params = ChatCompletionCreateParams.builder()
                 .model(ChatModel.of("sim-llama-8b")).addUserMessage("hello").maxCompletionTokens(6).build();
-        StringBuilder text = new StringBuilder();
-        try (StreamResponse<ChatCompletionChunk> stream = client.chat().completions().createStreaming(params)) {
-            stream.stream().forEach(chunk -> chunk.choices().forEach(c -> c.delta().content().ifPresent(text::append)));
+        // twice: the first stream teaches the sidecar the engine's layout, the second has include_usage turned on
+        for (int i = 0; i < 2; i++) {
+            StringBuilder text = new StringBuilder();
+            try (StreamResponse<ChatCompletionChunk> stream = client.chat().completions().createStreaming(params)) {
+                stream.stream().forEach(chunk -> {
+                    assertThat(chunk.usage()).as("no usage the client did not ask for").isEmpty();
+                    chunk.choices().forEach(c -> c.delta().content().ifPresent(text::append));
+                });
+            }
+            assertThat(text.toString()).isEqualTo("The quick brown fox jumps over");
         }
-        assertThat(text.toString()).isEqualTo("The quick brown fox jumps over");
 
         ChatCompletion whole = client.chat().completions().create(params);
         assertThat(whole.choices().get(0).message().content()).contains("The quick brown fox jumps over");

@@ -34,7 +34,9 @@ class GoodputEndToEndTest {
             "sidecar.slo.objectives.interactive.slo-class", "default",
             "sidecar.slo.objectives.batch.slo-class", "batch",
             "sidecar.slo.objectives.batch.e2e", "PT5S");
-    static final String BODY = "{\"model\":\"sim-llama-8b\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hello there\"}]}";
+    /** Asks for usage itself: exact counts, cache hits and the engine's metrics from the first request. */
+    static final String BODY = "{\"model\":\"sim-llama-8b\",\"stream\":true,\"stream_options\":{\"include_usage\":true},"
+            + "\"messages\":[{\"role\":\"user\",\"content\":\"hello there\"}]}";
 
     Future<ProxyFixture.Received> send(ProxyFixture f, Map<String, String> headers) {
         return f.send(f.proxyPort, HttpMethod.POST, "/v1/chat/completions", Buffer.buffer(BODY), headers);

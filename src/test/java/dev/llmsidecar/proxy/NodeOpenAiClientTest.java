@@ -46,7 +46,10 @@ class NodeOpenAiClientTest {
                 p.destroyForcibly();
             }
             Scrape s = f.scrape();
-            assertThat(s.sum("llm_sidecar_requests_total", "outcome", "ok")).isEqualTo(3);
+            assertThat(s.sum("llm_sidecar_requests_total", "outcome", "ok")).isEqualTo(4);
+            // the first stream taught the sidecar the layout; the second was injected and its usage chunk removed
+            assertThat(s.sum("llm_sidecar_usage_injection_skipped_total", "reason", "learning")).isEqualTo(1);
+            assertThat(s.sum("llm_sidecar_usage_injected_total")).isEqualTo(1);
             assertThat(s.sum("llm_sidecar_usage_chunks_stripped_total")).isEqualTo(1);
         }
     }

@@ -3,6 +3,7 @@ package dev.llmsidecar.reliability;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.llmsidecar.sim.EngineBehaviour;
+import dev.llmsidecar.support.CapturedLogs;
 import dev.llmsidecar.support.ProxyFixture;
 import dev.llmsidecar.support.ProxyFixture.Received;
 import dev.llmsidecar.support.Scrape;
@@ -11,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.logging.Level;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -161,6 +163,50 @@ class RawUpstreamFaultsTest {
             return false;
         } catch (Exception e) {
             return true;
+        }
+    }
+
+    @Test
+    void connectionResetsOnEitherSideAreCountedAndNeverLoggedAsErrors() throws Exception {
+        java.util.List<java.net.Socket> idle = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (CapturedLogs logs = new CapturedLogs(Level.INFO);
+                RawUpstream raw = new RawUpstream((r, s, out) -> {
+                    if (r.head().contains("reset-mid-stream")) {
+                        out.write(("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked"
+                                + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                        RawUpstream.writeChunk(out, event(0));
+                        sleep(50);
+                        RawUpstream.reset(s);
+                        return;
+                    }
+                    byte[] body = "{\"ok\":true}".getBytes(StandardCharsets.US_ASCII);
+                    out.write(("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: " + body.length
+                            + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                    out.write(body);
+                    out.flush();
+                    idle.add(s);
+                }, true);
+                ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(), Map.of(), raw.url())) {
+            // an upstream reset in the middle of a stream
+            Received broken = f.post(f.proxyPort, "/v1/chat/completions?reset-mid-stream", STREAM, Map.of());
+            assertThat(broken.failure()).isNotNull();
+            // an upstream reset of an idle pooled connection
+            assertThat(f.post(f.proxyPort, "/v1/models", "", Map.of()).status()).isEqualTo(200);
+            waitUntil(() -> idle.size() == 1, 5);
+            RawUpstream.reset(idle.get(0));
+            // a client that resets its connection in the middle of a stream
+            try (java.net.Socket client = new java.net.Socket("127.0.0.1", f.proxyPort)) {
+                client.getOutputStream().write(("POST /v1/chat/completions?reset-mid-stream HTTP/1.1\r\nhost: x\r\n"
+                        + "content-type: application/json\r\ncontent-length: " + STREAM.length() + "\r\n\r\n" + STREAM)
+                        .getBytes(StandardCharsets.US_ASCII));
+                client.getInputStream().read(new byte[64]);
+                RawUpstream.reset(client);
+            }
+            waitForOutcome(f, "client_cancelled");
+            // and the sidecar keeps serving
+            assertThat(f.post(f.proxyPort, "/v1/models", "", Map.of()).status()).isEqualTo(200);
+            assertThat(logs.atLeast(Level.SEVERE)).as("no ERROR for a peer's reset").isEmpty();
+            waitUntil(() -> f.scrape().sum("llm_sidecar_connection_errors_total", "peer", "upstream") >= 1, 5);
         }
     }
 

@@ -71,14 +71,65 @@ class StaleUpstreamConnectionTest {
     }
 
     @Test
-    void aKeepAliveLongerThanTheEnginesLosesTheRequestThatReusesTheClosedConnection() throws Exception {
-        // the failure the default guards against, shown with a keep-alive longer than the engine's
+    void aRequestWhoseReusedConnectionClosesBeforeAnyResponseByteIsSentOnceMoreOnANewOne() throws Exception {
+        // a keep-alive longer than the engine's: the stale connection is reused and closes unanswered
         try (RawUpstream raw = engineWithKeepAlive(); ProxyFixture f = sidecar(raw, "PT60S")) {
             assertThat(f.post(f.proxyPort, "/v1/chat/completions", PLAIN, Map.of()).status()).isEqualTo(200);
             Received later = postAfterTheEnginesKeepAlive(f);
+            assertThat(later.status()).isEqualTo(200);
+            assertThat(later.body().getBytes()).isEqualTo(ANSWER);
+            assertThat(raw.sockets).as("the stale connection, then a new one").hasSize(2);
+            assertThat(f.scrape().sum("llm_sidecar_upstream_retries_total", "reason", "closed_before_response"))
+                    .isEqualTo(1);
+            assertThat(f.proxy().inFlight()).isZero();
+        }
+    }
+
+    /**
+     * llama.cpp's server (the cpp-httplib of its commit de3ff815ea7d) closes the connection after every streamed
+     * response without saying so: its content provider returns false after {@code sink.done()}, which cpp-httplib
+     * reads as a cancel. The next request, sent on that connection before its FIN arrives, is never read.
+     */
+    static RawUpstream engineClosingAfterEveryStream() throws Exception {
+        return new RawUpstream((r, s, out) -> {
+            byte[] event = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\ndata: [DONE]\n\n"
+                    .getBytes(StandardCharsets.UTF_8);
+            out.write(("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            RawUpstream.writeChunk(out, event);
+            RawUpstream.writeEnd(out);
+            Thread.sleep(2); // the close follows the last chunk, as the proxy may already be reusing the connection
+            s.close();
+        }, true);
+    }
+
+    @Test
+    void anEngineThatClosesAfterEveryStreamCostsNoRequest() throws Exception {
+        String stream = "{\"model\":\"m\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+        try (RawUpstream raw = engineClosingAfterEveryStream(); ProxyFixture f = sidecar(raw, "PT4S")) {
+            for (int i = 0; i < 40; i++) {
+                Received r = f.post(f.proxyPort, "/v1/chat/completions", stream, Map.of());
+                assertThat(r.status()).as("request %d", i).isEqualTo(200);
+                assertThat(r.text()).endsWith("data: [DONE]\n\n");
+            }
+            assertThat(f.scrape().sum("llm_sidecar_requests_total", "outcome", "ok")).isEqualTo(40);
+            // the race happened (18 of 40 here): those requests were sent again on a new connection
+            assertThat(f.scrape().sum("llm_sidecar_upstream_retries_total", "reason", "closed_before_response"))
+                    .isPositive();
+            assertThat(f.proxy().inFlight()).isZero();
+        }
+    }
+
+    @Test
+    void aStreamedBodyIsNotSentTwice() throws Exception {
+        // a body the sidecar does not hold whole (not an LLM route: piped) cannot be sent again
+        try (RawUpstream raw = engineWithKeepAlive(); ProxyFixture f = sidecar(raw, "PT60S")) {
+            assertThat(f.post(f.proxyPort, "/v1/files", PLAIN, Map.of()).status()).isEqualTo(200);
+            Thread.sleep(ENGINE_KEEP_ALIVE_NANOS / 1_000_000 + 500);
+            Received later = f.post(f.proxyPort, "/v1/files", PLAIN, Map.of());
             assertThat(later.status()).isEqualTo(502);
             assertThat(later.headers().get("x-llm-sidecar-error")).isEqualTo("upstream_closed");
-            assertThat(raw.sockets).as("the stale connection was reused").hasSize(1);
+            assertThat(f.scrape().sum("llm_sidecar_upstream_retries_total")).isZero();
         }
     }
 

@@ -142,8 +142,43 @@ public final class ProxyFixture implements AutoCloseable {
         }
     }
 
+    private boolean openRequestsAllowed;
+
+    /** This test leaves requests open on purpose: do not assert that none is in flight at close. */
+    public void allowOpenRequestsAtClose() {
+        openRequestsAllowed = true;
+    }
+
+    /**
+     * Waits (up to 5 s) until nothing is in flight, in the proxy's count and in the exported gauge; fails otherwise.
+     * Every test ends with this unless it allowed open requests: a fault that leaks an in-flight count would hold a
+     * graceful shutdown for its whole grace.
+     */
+    public void assertNothingInFlight() {
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (proxy.inFlight() != 0 || telemetry.metrics().inFlight() != 0) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("in flight after the test: proxy " + proxy.inFlight() + ", LLM gauge "
+                        + telemetry.metrics().inFlight());
+            }
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+
     @Override
     public void close() {
+        AssertionError leaked = null;
+        if (!openRequestsAllowed) {
+            try {
+                assertNothingInFlight();
+            } catch (AssertionError e) {
+                leaked = e;
+            }
+        }
         try {
             await(client.close());
             await(server.close());
@@ -152,6 +187,9 @@ public final class ProxyFixture implements AutoCloseable {
             telemetry.close();
         } finally {
             await(vertx.close());
+        }
+        if (leaked != null) {
+            throw leaked;
         }
     }
 }

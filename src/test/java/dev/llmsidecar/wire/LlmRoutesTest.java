@@ -46,11 +46,11 @@ class LlmRoutesTest {
     @Test
     void embeddingsCountInputTokensOnly() {
         LlmOperation op = ROUTES.match(HttpMethod.POST, "/v1/embeddings");
-        assertThat(op.format().inspect(Buffer.buffer("{\"model\":\"text-embedding-3-small\",\"input\":\"hi\"}"), true))
+        assertThat(op.format().inspect(Buffer.buffer("{\"model\":\"text-embedding-3-small\",\"input\":\"hi\"}")))
                 .satisfies(r -> {
                     assertThat(r.model()).isEqualTo("text-embedding-3-small");
                     assertThat(r.stream()).isFalse();
-                    assertThat(r.usageInjected()).isFalse();
+                    assertThat(r.usageEdit()).isNull();
                 });
         String body = "{\"object\":\"list\",\"data\":[{\"object\":\"embedding\",\"index\":0,\"embedding\":[-0.006929,"
                 + "-0.005336,3.1e-05]}],\"model\":\"text-embedding-3-small\",\"usage\":{\"prompt_tokens\":5,\"total_tokens\":5}}";

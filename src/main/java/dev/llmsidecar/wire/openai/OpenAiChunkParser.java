@@ -49,8 +49,7 @@ public final class OpenAiChunkParser {
                     case "usage" -> s.usage = value == JsonToken.START_OBJECT ? readUsage(p) : null;
                     case "metrics" -> s.timings = value == JsonToken.START_OBJECT
                             ? readTimings(p, "queue_time_ms", "time_to_first_token_ms", null) : skip(p);
-                    case "timings" -> s.timings = value == JsonToken.START_OBJECT
-                            ? readTimings(p, null, "prompt_ms", "predicted_ms") : skip(p);
+                    case "timings" -> readLlamaCppTimings(p, value, s);
                     case "error" -> {
                         s.error = value != JsonToken.VALUE_NULL;
                         p.skipChildren();
@@ -62,7 +61,7 @@ public final class OpenAiChunkParser {
                 return null;
             }
             return new OpenAiChunk(s.choicesPresent, s.choicesEmpty, s.content, s.reasoning, s.finishReason,
-                    s.usage, s.error, s.timings);
+                    s.usage != null ? s.usage : s.timingsUsage, s.error, s.timings);
         } catch (IOException | RuntimeException e) {
             return null;
         }
@@ -77,6 +76,66 @@ public final class OpenAiChunkParser {
         Usage usage;
         boolean error;
         ServerTimings timings;
+        Usage timingsUsage;
+    }
+
+    /** The names of the top-level members of a JSON object, in order; empty when the bytes are not one. */
+    public java.util.Set<String> memberNames(byte[] bytes, int offset, int length) {
+        java.util.Set<String> names = new java.util.LinkedHashSet<>();
+        try (JsonParser p = json.createParser(bytes, offset, length)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                return names;
+            }
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                names.add(p.currentName());
+                p.nextToken();
+                p.skipChildren();
+            }
+        } catch (IOException | RuntimeException e) {
+            // what was read so far
+        }
+        return names;
+    }
+
+    /**
+     * llama.cpp's {@code timings}: prompt and decode time, and token counts ({@code prompt_n} prompt tokens
+     * computed, {@code cache_n} taken from the prefix cache, {@code predicted_n} generated), which it sends without
+     * include_usage, on the final chunk: the exact counts {@code usage} would give.
+     */
+    private static void readLlamaCppTimings(JsonParser p, JsonToken value, State s) throws IOException {
+        if (value != JsonToken.START_OBJECT) {
+            p.skipChildren();
+            return;
+        }
+        long promptMs = -1;
+        long predictedMs = -1;
+        long promptN = -1;
+        long cacheN = -1;
+        long predictedN = -1;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String name = p.currentName();
+            JsonToken v = p.nextToken();
+            if (!v.isNumeric()) {
+                p.skipChildren();
+                continue;
+            }
+            switch (name) {
+                case "prompt_ms" -> promptMs = Math.round(p.getDoubleValue() * 1_000_000);
+                case "predicted_ms" -> predictedMs = Math.round(p.getDoubleValue() * 1_000_000);
+                case "prompt_n" -> promptN = p.getLongValue();
+                case "cache_n" -> cacheN = p.getLongValue();
+                case "predicted_n" -> predictedN = p.getLongValue();
+                default -> {
+                }
+            }
+        }
+        if (promptMs >= 0 || predictedMs >= 0) {
+            s.timings = new ServerTimings(-1, -1, promptMs, predictedMs);
+        }
+        if (predictedN >= 0 && promptN >= 0) {
+            long cached = Math.max(0, cacheN);
+            s.timingsUsage = new Usage(promptN + cached, predictedN, cacheN < 0 ? -1 : cached);
+        }
     }
 
     private static ServerTimings skip(JsonParser p) throws IOException {

@@ -1,6 +1,7 @@
 package dev.llmsidecar.wire.openai;
 
 import com.fasterxml.jackson.core.JsonFactory;
+import dev.llmsidecar.wire.InspectedRequest;
 import dev.llmsidecar.wire.JsonBodyDecoder;
 import dev.llmsidecar.wire.JsonWireFormat;
 import dev.llmsidecar.wire.StreamDecoder;
@@ -26,14 +27,13 @@ public final class OpenAiFormat extends JsonWireFormat {
 
     /** Its own inspector: the one format whose request may be edited (include_usage). */
     @Override
-    public InspectedRequest inspect(Buffer body, boolean injectUsage) {
-        return inspector.inspect(body, injectUsage);
+    public InspectedRequest inspect(Buffer body) {
+        return inspector.inspect(body);
     }
 
     @Override
     protected StreamDecoder streamDecoder(TokenEventSink sink, UpstreamResponse response) {
-        return new OpenAiSseDecoder(sink, parser, response.usageInjected() && !response.hasLength(),
-                response.maxHeldEventBytes());
+        return new OpenAiSseDecoder(sink, parser, response.usage(), response.maxHeldEventBytes());
     }
 
     @Override

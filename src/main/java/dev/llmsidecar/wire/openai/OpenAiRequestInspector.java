@@ -3,21 +3,24 @@ package dev.llmsidecar.wire.openai;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import dev.llmsidecar.wire.BodyEdit;
+import dev.llmsidecar.wire.InspectedRequest;
+import dev.llmsidecar.wire.UsageRequest;
 import io.vertx.core.buffer.Buffer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Reads model / stream / stream_options from an OpenAI request body and, when asked, turns
- * stream_options.include_usage on by a minimal textual edit at Jackson-reported byte offsets; every other byte
- * of the body is left as the client sent it.
+ * Reads model / stream / stream_options from an OpenAI request body and describes the minimal textual edit (at
+ * Jackson-reported byte offsets) that would turn stream_options.include_usage on; every other byte of the body is
+ * left as the client sent it. An explicit {@code "include_usage": false}, or stream_options with members of its own
+ * (vLLM's continuous_usage_stats, for one), is never edited.
  */
 public final class OpenAiRequestInspector {
 
     private static final byte[] STREAM_OPTIONS_MEMBER =
             "\"stream_options\":{\"include_usage\":true},".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] INCLUDE_USAGE_MEMBER = "\"include_usage\":true".getBytes(StandardCharsets.US_ASCII);
-    private static final byte[] TRUE = "true".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] STREAM_OPTIONS_OBJECT = "{\"include_usage\":true}".getBytes(StandardCharsets.US_ASCII);
 
     private final JsonFactory json;
@@ -26,53 +29,43 @@ public final class OpenAiRequestInspector {
         this.json = json;
     }
 
-    public InspectedRequest inspect(Buffer body, boolean injectUsage) {
-        byte[] bytes = body.getBytes();
-        Scan scan = scan(bytes);
+    public InspectedRequest inspect(Buffer body) {
+        Scan scan = scan(body.getBytes());
         if (scan == null) {
-            return new InspectedRequest(false, null, false, false, false, body);
+            return InspectedRequest.undecodable(false, body);
         }
-        if (!injectUsage || !scan.stream || scan.includeUsage) {
-            return new InspectedRequest(true, scan.model, scan.stream, scan.includeUsage, false, body);
+        if (!scan.stream) {
+            return new InspectedRequest(true, scan.model, false, UsageRequest.NOT_APPLICABLE, null, body);
         }
-        Buffer edited;
-        if (scan.streamOptionsNullAt >= 0) {
-            edited = splice(bytes, scan.streamOptionsNullAt, 4, STREAM_OPTIONS_OBJECT, false);
-        } else if (scan.includeUsageFalseAt >= 0) {
-            edited = splice(bytes, scan.includeUsageFalseAt, 5, TRUE, false);
-        } else if (scan.streamOptionsObjectAt >= 0) {
-            edited = splice(bytes, scan.streamOptionsObjectAt + 1, 0, INCLUDE_USAGE_MEMBER, !scan.streamOptionsEmpty);
-        } else if (scan.streamOptionsOtherType) {
-            // stream_options of a wrong type: the server will reject it anyway; do not touch it
-            return new InspectedRequest(true, scan.model, true, false, false, body);
+        UsageRequest usage;
+        BodyEdit edit = null;
+        if (scan.includeUsage == Boolean.TRUE) {
+            usage = UsageRequest.ASKED;
+        } else if (scan.includeUsage == Boolean.FALSE) {
+            usage = UsageRequest.DECLINED;
+        } else if (scan.streamOptionsOther) {
+            usage = UsageRequest.OTHER_OPTIONS;
         } else {
-            edited = splice(bytes, scan.objectAt + 1, 0, STREAM_OPTIONS_MEMBER, false);
+            usage = UsageRequest.ABSENT;
+            if (scan.streamOptionsNullAt >= 0) {
+                edit = new BodyEdit(scan.streamOptionsNullAt, 4, STREAM_OPTIONS_OBJECT);
+            } else if (scan.streamOptionsObjectAt >= 0) {
+                edit = new BodyEdit(scan.streamOptionsObjectAt + 1, 0, INCLUDE_USAGE_MEMBER); // an empty object
+            } else {
+                edit = new BodyEdit(scan.objectAt + 1, 0, STREAM_OPTIONS_MEMBER);
+            }
         }
-        return new InspectedRequest(true, scan.model, true, false, true, edited);
-    }
-
-    private static Buffer splice(byte[] bytes, long at, int removed, byte[] inserted, boolean comma) {
-        int pos = (int) at;
-        Buffer out = Buffer.buffer(bytes.length + inserted.length + 1);
-        out.appendBytes(bytes, 0, pos);
-        out.appendBytes(inserted);
-        if (comma) {
-            out.appendByte((byte) ',');
-        }
-        out.appendBytes(bytes, pos + removed, bytes.length - pos - removed);
-        return out;
+        return new InspectedRequest(true, scan.model, true, usage, edit, body);
     }
 
     private static final class Scan {
-        long objectAt = -1;
+        int objectAt = -1;
         String model;
         boolean stream;
-        boolean includeUsage;
-        long includeUsageFalseAt = -1;
-        long streamOptionsObjectAt = -1;
-        boolean streamOptionsEmpty = true;
-        long streamOptionsNullAt = -1;
-        boolean streamOptionsOtherType;
+        Boolean includeUsage;           // null: absent, or not a boolean
+        int streamOptionsObjectAt = -1;
+        int streamOptionsNullAt = -1;
+        boolean streamOptionsOther;     // not an object or null, or an object with other members
     }
 
     private Scan scan(byte[] bytes) {
@@ -81,7 +74,7 @@ public final class OpenAiRequestInspector {
                 return null;
             }
             Scan s = new Scan();
-            s.objectAt = p.currentTokenLocation().getByteOffset();
+            s.objectAt = offset(p);
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String name = p.currentName();
                 JsonToken v = p.nextToken();
@@ -105,27 +98,28 @@ public final class OpenAiRequestInspector {
         }
     }
 
+    private static int offset(JsonParser p) {
+        return (int) p.currentTokenLocation().getByteOffset();
+    }
+
     private static void readStreamOptions(JsonParser p, JsonToken v, Scan s) throws IOException {
         if (v == JsonToken.VALUE_NULL) {
-            s.streamOptionsNullAt = p.currentTokenLocation().getByteOffset();
+            s.streamOptionsNullAt = offset(p);
             return;
         }
         if (v != JsonToken.START_OBJECT) {
-            s.streamOptionsOtherType = true;
+            s.streamOptionsOther = true;
             p.skipChildren();
             return;
         }
-        s.streamOptionsObjectAt = p.currentTokenLocation().getByteOffset();
+        s.streamOptionsObjectAt = offset(p);
         while (p.nextToken() == JsonToken.FIELD_NAME) {
-            s.streamOptionsEmpty = false;
             String name = p.currentName();
             JsonToken t = p.nextToken();
-            if ("include_usage".equals(name)) {
-                if (t == JsonToken.VALUE_TRUE) {
-                    s.includeUsage = true;
-                } else if (t == JsonToken.VALUE_FALSE) {
-                    s.includeUsageFalseAt = p.currentTokenLocation().getByteOffset();
-                }
+            if ("include_usage".equals(name) && (t == JsonToken.VALUE_TRUE || t == JsonToken.VALUE_FALSE)) {
+                s.includeUsage = t == JsonToken.VALUE_TRUE;
+            } else {
+                s.streamOptionsOther = true;
             }
             p.skipChildren();
         }

@@ -11,7 +11,8 @@ import dev.llmsidecar.wire.StreamDecoder;
 import dev.llmsidecar.wire.TokenEventSink;
 import dev.llmsidecar.wire.UpstreamResponse;
 import dev.llmsidecar.wire.Usage;
-import dev.llmsidecar.wire.openai.InspectedRequest;
+import dev.llmsidecar.wire.InspectedRequest;
+import dev.llmsidecar.wire.UsageRequest;
 import io.vertx.core.buffer.Buffer;
 
 /**
@@ -32,9 +33,9 @@ public final class TgiFormat extends JsonWireFormat {
 
     /** The path decides streaming, whatever the body says. */
     @Override
-    public InspectedRequest inspect(Buffer body, boolean injectUsage) {
-        InspectedRequest r = super.inspect(body, injectUsage);
-        return new InspectedRequest(r.decodable(), r.model(), streamPath, false, false, body);
+    public InspectedRequest inspect(Buffer body) {
+        InspectedRequest r = super.inspect(body);
+        return new InspectedRequest(r.decodable(), r.model(), streamPath, UsageRequest.NOT_APPLICABLE, null, body);
     }
 
     @Override

@@ -48,7 +48,9 @@ class OtlpExportTest {
             "sidecar.slo.objectives.fast.ttft", "PT0.5S",
             "sidecar.slo.objectives.strict.ttft", "PT0.05S");
     static final String MODEL = "otel-model";
-    static final String BODY = "{\"model\":\"" + MODEL + "\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+    /** Asks for usage itself: exact token counts from the first request (the sidecar injects only once it learned). */
+    static final String BODY = "{\"model\":\"" + MODEL + "\",\"stream\":true,\"stream_options\":{\"include_usage\":true},"
+            + "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
     // exact agreement is asserted against the Prometheus side; against the schedule, allow a loaded CI box
     static final double SLACK_S = 0.5;
     static final String CLIENT_TRACE = "0af7651916cd43dd8448eb211c80319c";

@@ -11,7 +11,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.support.RecordingSink;
-import dev.llmsidecar.wire.openai.InspectedRequest;
+import dev.llmsidecar.wire.InspectedRequest;
 import io.vertx.core.buffer.Buffer;
 import org.junit.jupiter.api.Test;
 
@@ -136,10 +136,10 @@ class AnthropicMessagesFormatTest {
     @Test
     void requestInspectionDefaultsToNotStreaming() {
         InspectedRequest r = FORMAT.inspect(Buffer.buffer("{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":1024,"
-                + "\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}],\"stream\":true}"), true);
+                + "\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}],\"stream\":true}"));
         assertThat(r.model()).isEqualTo("claude-sonnet-4-5");
         assertThat(r.stream()).isTrue();
-        assertThat(r.usageInjected()).isFalse();
-        assertThat(FORMAT.inspect(Buffer.buffer("{\"model\":\"m\"}"), true).stream()).isFalse();
+        assertThat(r.usageEdit()).isNull();
+        assertThat(FORMAT.inspect(Buffer.buffer("{\"model\":\"m\"}")).stream()).isFalse();
     }
 }

@@ -10,7 +10,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.support.RecordingSink;
-import dev.llmsidecar.wire.openai.InspectedRequest;
+import dev.llmsidecar.wire.InspectedRequest;
 import io.vertx.core.buffer.Buffer;
 import org.junit.jupiter.api.Test;
 
@@ -109,10 +109,10 @@ class OllamaFormatTest {
 
     @Test
     void streamDefaultsToTrue() {
-        InspectedRequest r = FORMAT.inspect(Buffer.buffer("{\"model\":\"llama3.2\",\"prompt\":\"Why?\"}"), true);
+        InspectedRequest r = FORMAT.inspect(Buffer.buffer("{\"model\":\"llama3.2\",\"prompt\":\"Why?\"}"));
         assertThat(r.model()).isEqualTo("llama3.2");
         assertThat(r.stream()).isTrue();
-        assertThat(FORMAT.inspect(Buffer.buffer("{\"model\":\"x\",\"stream\":false}"), true).stream()).isFalse();
+        assertThat(FORMAT.inspect(Buffer.buffer("{\"model\":\"x\",\"stream\":false}")).stream()).isFalse();
         assertThat(FORMAT.streamingResponse("application/x-ndjson")).isTrue();
         assertThat(FORMAT.streamingResponse("application/json; charset=utf-8")).isFalse();
     }

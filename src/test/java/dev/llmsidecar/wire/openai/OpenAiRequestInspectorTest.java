@@ -3,6 +3,8 @@ package dev.llmsidecar.wire.openai;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.core.JsonFactory;
+import dev.llmsidecar.wire.InspectedRequest;
+import dev.llmsidecar.wire.UsageRequest;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
 import org.junit.jupiter.api.Test;
@@ -11,62 +13,63 @@ class OpenAiRequestInspectorTest {
 
     final OpenAiRequestInspector inspector = new OpenAiRequestInspector(new JsonFactory());
 
-    InspectedRequest inspect(String body, boolean inject) {
-        return inspector.inspect(Buffer.buffer(body), inject);
+    InspectedRequest inspect(String body) {
+        return inspector.inspect(Buffer.buffer(body));
     }
 
     @Test
-    void injectsStreamOptionsWhenAbsentAndKeepsEveryOtherByte() {
+    void describesTheIncludeUsageEditWhenAbsentAndKeepsEveryOtherByte() {
         String body = "{ \"model\" : \"m-1\", \"stream\": true,\n \"messages\":[{\"role\":\"user\",\"content\":\"hé\"}] }";
-        InspectedRequest r = inspect(body, true);
+        InspectedRequest r = inspect(body);
         assertThat(r.model()).isEqualTo("m-1");
         assertThat(r.stream()).isTrue();
-        assertThat(r.usageInjected()).isTrue();
-        assertThat(r.upstreamBody().toString()).isEqualTo("{\"stream_options\":{\"include_usage\":true}, \"model\" : \"m-1\","
+        assertThat(r.usage()).isEqualTo(UsageRequest.ABSENT);
+        assertThat(r.body().toString()).as("inspecting never changes the body").isEqualTo(body);
+        assertThat(r.bodyWithUsage().toString()).isEqualTo("{\"stream_options\":{\"include_usage\":true}, \"model\" : \"m-1\","
                 + " \"stream\": true,\n \"messages\":[{\"role\":\"user\",\"content\":\"hé\"}] }");
-        assertThat(new JsonObject(r.upstreamBody()).getJsonObject("stream_options").getBoolean("include_usage")).isTrue();
+        assertThat(new JsonObject(r.bodyWithUsage()).getJsonObject("stream_options").getBoolean("include_usage")).isTrue();
     }
 
     @Test
-    void addsIncludeUsageInsideExistingStreamOptions() {
-        InspectedRequest r = inspect("{\"stream\":true,\"stream_options\":{\"continuous_usage_stats\":true},\"model\":\"m\"}", true);
-        assertThat(r.upstreamBody().toString()).isEqualTo(
-                "{\"stream\":true,\"stream_options\":{\"include_usage\":true,\"continuous_usage_stats\":true},\"model\":\"m\"}");
-        r = inspect("{\"stream\":true,\"stream_options\":{ }}", true);
-        assertThat(r.upstreamBody().toString()).isEqualTo("{\"stream\":true,\"stream_options\":{\"include_usage\":true }}");
-    }
-
-    @Test
-    void flipsExplicitFalseAndReplacesNull() {
-        assertThat(inspect("{\"stream\":true,\"stream_options\":{\"include_usage\":false}}", true).upstreamBody().toString())
-                .isEqualTo("{\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
-        assertThat(inspect("{\"stream\":true,\"stream_options\":null}", true).upstreamBody().toString())
+    void fillsAnEmptyOrNullStreamOptions() {
+        assertThat(inspect("{\"stream\":true,\"stream_options\":{ }}").bodyWithUsage().toString())
+                .isEqualTo("{\"stream\":true,\"stream_options\":{\"include_usage\":true }}");
+        assertThat(inspect("{\"stream\":true,\"stream_options\":null}").bodyWithUsage().toString())
                 .isEqualTo("{\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
     }
 
     @Test
-    void leavesTheBodyAloneWhenNotStreamingAlreadyAskedOrDisabled() {
-        for (String body : new String[] {"{\"model\":\"m\",\"stream\":false}", "{\"model\":\"m\"}",
-            "{\"model\":\"m\",\"stream\":true,\"stream_options\":{\"include_usage\":true}}",
-            "{\"model\":\"m\",\"stream\":true,\"stream_options\":\"bad\"}"}) {
-            InspectedRequest r = inspect(body, true);
-            assertThat(r.usageInjected()).as(body).isFalse();
-            assertThat(r.upstreamBody().toString()).isEqualTo(body);
+    void neverOverridesAnExplicitFalseNorTouchesOtherStreamOptions() {
+        InspectedRequest declined = inspect("{\"stream\":true,\"stream_options\":{\"include_usage\":false}}");
+        assertThat(declined.usage()).isEqualTo(UsageRequest.DECLINED);
+        assertThat(declined.usageEdit()).isNull();
+        InspectedRequest other = inspect("{\"stream\":true,\"stream_options\":{\"continuous_usage_stats\":true},\"model\":\"m\"}");
+        assertThat(other.usage()).isEqualTo(UsageRequest.OTHER_OPTIONS);
+        assertThat(other.usageEdit()).isNull();
+        assertThat(inspect("{\"model\":\"m\",\"stream\":true,\"stream_options\":\"bad\"}").usage())
+                .isEqualTo(UsageRequest.OTHER_OPTIONS);
+        InspectedRequest asked = inspect("{\"stream\":true,\"stream_options\":{\"include_usage\":true,\"x\":1}}");
+        assertThat(asked.usage()).isEqualTo(UsageRequest.ASKED);
+        assertThat(asked.usageEdit()).isNull();
+    }
+
+    @Test
+    void aRequestThatDoesNotStreamHasNothingToEdit() {
+        for (String body : new String[] {"{\"model\":\"m\",\"stream\":false}", "{\"model\":\"m\"}"}) {
+            InspectedRequest r = inspect(body);
+            assertThat(r.usage()).as(body).isEqualTo(UsageRequest.NOT_APPLICABLE);
+            assertThat(r.usageEdit()).isNull();
+            assertThat(r.body().toString()).isEqualTo(body);
         }
-        InspectedRequest asked = inspect("{\"stream\":true,\"stream_options\":{\"include_usage\":true}}", true);
-        assertThat(asked.clientAskedUsage()).isTrue();
-        InspectedRequest off = inspect("{\"stream\":true}", false);
-        assertThat(off.usageInjected()).isFalse();
-        assertThat(off.stream()).isTrue();
     }
 
     @Test
     void invalidJsonIsPassedThroughUntouched() {
         for (String body : new String[] {"not json", "[1,2]", "{\"model\":\"m\"", "{\"stream\":true} trailing", ""}) {
-            InspectedRequest r = inspect(body, true);
+            InspectedRequest r = inspect(body);
             assertThat(r.decodable()).as(body).isFalse();
-            assertThat(r.usageInjected()).isFalse();
-            assertThat(r.upstreamBody().toString()).isEqualTo(body);
+            assertThat(r.usageEdit()).isNull();
+            assertThat(r.body().toString()).isEqualTo(body);
         }
     }
 }

@@ -11,6 +11,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.support.RecordingSink;
+import dev.llmsidecar.wire.InspectedRequest;
 import io.vertx.core.buffer.Buffer;
 import org.junit.jupiter.api.Test;
 
@@ -160,11 +161,11 @@ class OpenAiResponsesFormatTest {
     @Test
     void requestInspectionReadsModelAndStreamWithoutTouchingTheBody() {
         Buffer body = Buffer.buffer("{\"model\":\"gpt-4.1\",\"input\":\"hi\",\"stream\":true}");
-        InspectedRequest r = FORMAT.inspect(body, true);
+        InspectedRequest r = FORMAT.inspect(body);
         assertThat(r.model()).isEqualTo("gpt-4.1");
         assertThat(r.stream()).isTrue();
-        assertThat(r.usageInjected()).isFalse();
-        assertThat(r.upstreamBody()).isSameAs(body);
-        assertThat(FORMAT.inspect(Buffer.buffer("{\"model\":\"m\",\"input\":\"hi\"}"), true).stream()).isFalse();
+        assertThat(r.usageEdit()).isNull();
+        assertThat(r.body()).isSameAs(body);
+        assertThat(FORMAT.inspect(Buffer.buffer("{\"model\":\"m\",\"input\":\"hi\"}")).stream()).isFalse();
     }
 }

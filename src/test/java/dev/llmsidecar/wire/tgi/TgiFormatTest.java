@@ -84,9 +84,9 @@ class TgiFormatTest {
     @Test
     void thePathDecidesStreamingAndThereIsNoModel() {
         Buffer body = Buffer.buffer("{\"inputs\":\"What is Deep Learning?\",\"parameters\":{\"max_new_tokens\":20}}");
-        assertThat(STREAM_FORMAT.inspect(body, true).stream()).isTrue();
-        assertThat(FORMAT.inspect(body, true).stream()).isFalse();
-        assertThat(FORMAT.inspect(body, true).model()).isNull();
-        assertThat(STREAM_FORMAT.inspect(body, true).upstreamBody()).isSameAs(body);
+        assertThat(STREAM_FORMAT.inspect(body).stream()).isTrue();
+        assertThat(FORMAT.inspect(body).stream()).isFalse();
+        assertThat(FORMAT.inspect(body).model()).isNull();
+        assertThat(STREAM_FORMAT.inspect(body).body()).isSameAs(body);
     }
 }

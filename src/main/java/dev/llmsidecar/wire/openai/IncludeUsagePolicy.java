@@ -1,0 +1,183 @@
+package dev.llmsidecar.wire.openai;
+
+import dev.llmsidecar.wire.UsageHandling;
+import dev.llmsidecar.wire.UsageReport;
+import dev.llmsidecar.wire.UsageRequest;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Decides, per streaming request, whether the sidecar may turn {@code stream_options.include_usage} on, so that the
+ * client still gets the engine's exact bytes once the usage is removed again.
+ *
+ * <p>What include_usage changes differs per engine: vLLM and SGLang add one {@code "choices":[]} chunk; OpenAI adds
+ * that chunk and {@code "usage":null} to every other one; some servers merge usage into the final chunk; llama.cpp
+ * adds the chunk and moves its {@code timings} from the final chunk into it. Removal can restore the engine's bytes
+ * only if the engine sends no usage members of its own, so the sidecar learns that first, per API and model label,
+ * from a stream it did not edit: until one has completed it does not inject ({@code learning}); if the engine sends
+ * usage, token counts or usage members unprompted, it never injects (nothing to gain, and nothing it could remove
+ * exactly); if an injected stream shows that include_usage changed more than it adds, or that the engine frames
+ * streams with Content-Length, it stops injecting for that key. Compression is learned the same way: a client that
+ * accepts a compressed response is injected only once the engine has been seen to answer such a client uncompressed.
+ * State is a few booleans per key, keys are bounded by the model-label cap; calls come from every event loop.
+ */
+public final class IncludeUsagePolicy {
+
+    /** Why the sidecar did not turn include_usage on for a streaming request that did not ask for usage. */
+    public enum UsageSkip {
+        /** The client said {@code "include_usage": false}. */
+        CLIENT_DECLINED("client_declined"),
+        /** stream_options carries other members: left as the client wrote it. */
+        STREAM_OPTIONS("stream_options"),
+        /** An HTTP/1.0 client: a Content-Length-framed stream could not be re-framed for it. */
+        HTTP10_CLIENT("http10_client"),
+        /** No stream of this model and API has been seen yet without injection. */
+        LEARNING("learning"),
+        /** The engine sends usage or token counts (or usage members) on its own. */
+        ENGINE_REPORTS_USAGE("engine_reports_usage"),
+        /** include_usage was seen to change more than it adds (llama.cpp moves its timings to the usage chunk). */
+        LAYOUT("layout"),
+        /** The engine frames its streams with Content-Length. */
+        CONTENT_LENGTH("content_length"),
+        /** The client accepts compressed responses and the engine compresses (or may). */
+        COMPRESSION("compression");
+
+        public final String label;
+
+        UsageSkip(String label) {
+            this.label = label;
+        }
+    }
+
+    /** Why usage the sidecar asked for could not be removed (the client saw it). */
+    public enum UsageKept {
+        /** The response came compressed: its bytes are forwarded untouched. */
+        COMPRESSED("compressed"),
+        /** The usage chunk carried members the stream's other chunks did not (see {@link UsageSkip#LAYOUT}). */
+        LAYOUT("layout");
+
+        public final String label;
+
+        UsageKept(String label) {
+            this.label = label;
+        }
+    }
+
+    /** What to do with one request. */
+    public record Decision(boolean inject, UsageSkip skip, UsageHandling handling) {
+    }
+
+    /**
+     * What one completed 2xx stream showed.
+     *
+     * @param injected the sidecar had turned include_usage on
+     * @param acceptedCompression the client's Accept-Encoding allowed a compressed response
+     * @param compressed the response had a Content-Encoding
+     * @param lengthFramed the response had a Content-Length
+     * @param report what the decoder saw (an inflated copy for a compressed response)
+     */
+    public record Observation(boolean injected, boolean acceptedCompression, boolean compressed, boolean lengthFramed,
+            UsageReport report) {
+    }
+
+    private enum Compresses { UNKNOWN, YES, NO }
+
+    /** What is known of one API and model's streams. */
+    private record Layout(boolean known, boolean reportsUsage, boolean altered, boolean lengthFramed,
+            Compresses compresses) {
+        static final Layout UNKNOWN = new Layout(false, false, false, false, Compresses.UNKNOWN);
+    }
+
+    private final boolean enabled;
+    private final Map<String, Layout> layouts = new ConcurrentHashMap<>();
+
+    /** @param enabled sidecar.llm.inject-include-usage */
+    public IncludeUsagePolicy(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    /**
+     * @param key the API and model label of the request
+     * @param usage what the request says about usage
+     * @param acceptsCompression the client's Accept-Encoding allows a compressed response
+     * @param http10 the client speaks HTTP/1.0 (no chunked re-framing possible)
+     * @return the decision; {@code skip} is null where there is nothing to count (usage asked for, not a stream)
+     */
+    public Decision decide(String key, UsageRequest usage, boolean acceptsCompression, boolean http10) {
+        switch (usage) {
+            case NOT_APPLICABLE, ASKED:
+                return new Decision(false, null, UsageHandling.PASS);
+            case OTHER_OPTIONS:
+                return new Decision(false, UsageSkip.STREAM_OPTIONS, UsageHandling.PASS);
+            default:
+                break;
+        }
+        Layout layout = layouts.getOrDefault(key, Layout.UNKNOWN);
+        UsageHandling unedited = needsObservation(layout, acceptsCompression) ? UsageHandling.OBSERVE : UsageHandling.PASS;
+        if (usage == UsageRequest.DECLINED) {
+            return new Decision(false, UsageSkip.CLIENT_DECLINED, unedited);
+        }
+        if (!enabled) {
+            return new Decision(false, null, UsageHandling.PASS);
+        }
+        UsageSkip skip = skip(layout, acceptsCompression, http10);
+        return skip == null ? new Decision(true, null, UsageHandling.REMOVE) : new Decision(false, skip, unedited);
+    }
+
+    private static UsageSkip skip(Layout layout, boolean acceptsCompression, boolean http10) {
+        if (!layout.known) {
+            return UsageSkip.LEARNING;
+        }
+        if (layout.reportsUsage) {
+            return UsageSkip.ENGINE_REPORTS_USAGE;
+        }
+        if (layout.altered) {
+            return UsageSkip.LAYOUT;
+        }
+        if (layout.lengthFramed) {
+            return UsageSkip.CONTENT_LENGTH;
+        }
+        if (acceptsCompression && layout.compresses != Compresses.NO) {
+            return UsageSkip.COMPRESSION;
+        }
+        if (http10) {
+            return UsageSkip.HTTP10_CLIENT;
+        }
+        return null;
+    }
+
+    private static boolean needsObservation(Layout layout, boolean acceptsCompression) {
+        return !layout.known || (acceptsCompression && layout.compresses == Compresses.UNKNOWN);
+    }
+
+    /**
+     * Learns from a completed stream; returns why usage the sidecar asked for reached the client, or null.
+     */
+    public UsageKept observe(String key, Observation o) {
+        UsageKept kept = o.injected() ? kept(o) : null;
+        layouts.compute(key, (k, old) -> learn(old == null ? Layout.UNKNOWN : old, o));
+        return kept;
+    }
+
+    private static UsageKept kept(Observation o) {
+        if (o.compressed()) {
+            return UsageKept.COMPRESSED;
+        }
+        return o.report().layoutDiffers() ? UsageKept.LAYOUT : null;
+    }
+
+    private static Layout learn(Layout l, Observation o) {
+        Compresses compresses = l.compresses;
+        if (o.compressed()) {
+            compresses = Compresses.YES;
+        } else if (o.acceptedCompression() && compresses == Compresses.UNKNOWN) {
+            compresses = Compresses.NO;
+        }
+        if (o.injected()) {
+            return new Layout(l.known, l.reportsUsage, l.altered || o.report().layoutDiffers(),
+                    l.lengthFramed || o.lengthFramed(), compresses);
+        }
+        boolean unprompted = o.report().usageMembers() || o.report().tokenCounts();
+        return new Layout(true, l.reportsUsage || unprompted, l.altered, o.lengthFramed(), compresses);
+    }
+}
