@@ -96,8 +96,9 @@ final class LlmCall {
         return usage == UsageHandling.REMOVE;
     }
 
+    /** The model as named (not its label: models folded into "other" may sit behind different servers). */
     private String policyKey() {
-        return operation.label() + '\n' + model;
+        return operation.label() + '\n' + (modelName == null ? "" : modelName);
     }
 
     RequestSpan span() {

@@ -83,10 +83,20 @@ public final class IncludeUsagePolicy {
     private enum Compresses { UNKNOWN, YES, NO }
 
     /** What is known of one API and model's streams. */
+    /**
+     * @param compresses whether the engine compresses a stream for a client that accepts it
+     * @param compressesUnasked the engine compressed a stream for a client that did not accept it
+     */
     private record Layout(boolean known, boolean reportsUsage, boolean altered, boolean lengthFramed,
-            Compresses compresses) {
-        static final Layout UNKNOWN = new Layout(false, false, false, false, Compresses.UNKNOWN);
+            Compresses compresses, boolean compressesUnasked) {
+        static final Layout UNKNOWN = new Layout(false, false, false, false, Compresses.UNKNOWN, false);
     }
+
+    /**
+     * Layouts kept, one per API and model name (names, not labels: models folded into the label "other" may sit
+     * behind different servers). A model beyond this many is never injected.
+     */
+    static final int MAX_LAYOUTS = 1024;
 
     private final boolean enabled;
     private final Map<String, Layout> layouts = new ConcurrentHashMap<>();
@@ -97,7 +107,7 @@ public final class IncludeUsagePolicy {
     }
 
     /**
-     * @param key the API and model label of the request
+     * @param key the API and model name of the request
      * @param usage what the request says about usage
      * @param acceptsCompression the client's Accept-Encoding allows a compressed response
      * @param http10 the client speaks HTTP/1.0 (no chunked re-framing possible)
@@ -137,7 +147,7 @@ public final class IncludeUsagePolicy {
         if (layout.lengthFramed) {
             return UsageSkip.CONTENT_LENGTH;
         }
-        if (acceptsCompression && layout.compresses != Compresses.NO) {
+        if ((acceptsCompression && layout.compresses != Compresses.NO) || layout.compressesUnasked) {
             return UsageSkip.COMPRESSION;
         }
         if (http10) {
@@ -155,7 +165,9 @@ public final class IncludeUsagePolicy {
      */
     public UsageKept observe(String key, Observation o) {
         UsageKept kept = o.injected() ? kept(o) : null;
-        layouts.compute(key, (k, old) -> learn(old == null ? Layout.UNKNOWN : old, o));
+        if (layouts.size() < MAX_LAYOUTS || layouts.containsKey(key)) {
+            layouts.compute(key, (k, old) -> learn(old == null ? Layout.UNKNOWN : old, o));
+        }
         return kept;
     }
 
@@ -173,11 +185,12 @@ public final class IncludeUsagePolicy {
         } else if (o.acceptedCompression() && compresses == Compresses.UNKNOWN) {
             compresses = Compresses.NO;
         }
+        boolean unasked = l.compressesUnasked || (o.compressed() && !o.acceptedCompression());
         if (o.injected()) {
             return new Layout(l.known, l.reportsUsage, l.altered || o.report().layoutDiffers(),
-                    l.lengthFramed || o.lengthFramed(), compresses);
+                    l.lengthFramed || o.lengthFramed(), compresses, unasked);
         }
         boolean unprompted = o.report().usageMembers() || o.report().tokenCounts();
-        return new Layout(true, l.reportsUsage || unprompted, l.altered, o.lengthFramed(), compresses);
+        return new Layout(true, l.reportsUsage || unprompted, l.altered, o.lengthFramed(), compresses, unasked);
     }
 }
