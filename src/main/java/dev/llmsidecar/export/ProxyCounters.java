@@ -26,15 +26,15 @@ public final class ProxyCounters {
     }
 
     private final Counter usageInjected;
-    private final Map<UsageSkip, Counter> usageSkipped = new EnumMap<>(UsageSkip.class);
-    private final Map<UsageKept, Counter> usageKept = new EnumMap<>(UsageKept.class);
+    private final Map<UsageSkip, Counter> usageSkipped;
+    private final Map<UsageKept, Counter> usageKept;
     private final Counter usageChunksRemoved;
     private final Counter usageMembersRemoved;
     private final Counter retriedClosedBeforeResponse;
     private final Counter idleConnectionsRetired;
     private final Counter bodyTooLargeDeclared;
     private final Counter bodyTooLargeStreamed;
-    private final Map<Peer, Counter> resets = new EnumMap<>(Peer.class);
+    private final Map<Peer, Counter> resets;
     private final Counter notDecodedEncoding;
     private final Counter lengthFramedReframed;
 
@@ -42,16 +42,11 @@ public final class ProxyCounters {
         usageInjected = Counter.builder("llm_sidecar.usage_injected")
                 .description("Streaming requests where the sidecar turned stream_options.include_usage on")
                 .register(registry);
-        for (UsageSkip skip : UsageSkip.values()) {
-            usageSkipped.put(skip, Counter.builder("llm_sidecar.usage_injection_skipped")
-                    .description("Streaming requests without include_usage that the sidecar left as they were, by reason")
-                    .tag("reason", skip.label).register(registry));
-        }
-        for (UsageKept kept : UsageKept.values()) {
-            usageKept.put(kept, Counter.builder("llm_sidecar.usage_not_removed")
-                    .description("Injected streams whose usage could not be removed exactly, by reason")
-                    .tag("reason", kept.label).register(registry));
-        }
+        usageSkipped = perValue(registry, UsageSkip.class, "llm_sidecar.usage_injection_skipped",
+                "Streaming requests without include_usage that the sidecar left as they were, by reason",
+                "reason", s -> s.label);
+        usageKept = perValue(registry, UsageKept.class, "llm_sidecar.usage_not_removed",
+                "Injected streams whose usage could not be removed exactly, by reason", "reason", k -> k.label);
         usageChunksRemoved = Counter.builder("llm_sidecar.usage_chunks_stripped")
                 .description("Injected usage-only chunks removed from the client stream").register(registry);
         usageMembersRemoved = Counter.builder("llm_sidecar.usage_members_removed")
@@ -72,14 +67,22 @@ public final class ProxyCounters {
         bodyTooLargeStreamed = Counter.builder("llm_sidecar.request_body_too_large")
                 .description("Requests refused with 413: body over sidecar.proxy.max-request-body-bytes")
                 .tag("when", "streamed").register(registry);
-        for (Peer peer : Peer.values()) {
-            resets.put(peer, Counter.builder("llm_sidecar.connection_errors")
-                    .description("Connections that failed (reset, broken pipe) outside an exchange's own handling")
-                    .tag("peer", peer.label).register(registry));
-        }
+        resets = perValue(registry, Peer.class, "llm_sidecar.connection_errors",
+                "Connections that failed (reset, broken pipe) outside an exchange's own handling", "peer", p -> p.label);
         notDecodedEncoding = Counter.builder("llm_sidecar.responses_not_decoded")
                 .description("Successful LLM responses forwarded without decoding, by reason")
                 .tag("reason", "content_encoding").register(registry);
+    }
+
+    /** One counter per value of a label, all registered now (at 0). */
+    private static <E extends Enum<E>> Map<E, Counter> perValue(MeterRegistry registry, Class<E> values, String name,
+            String description, String tag, java.util.function.Function<E, String> label) {
+        Map<E, Counter> counters = new EnumMap<>(values);
+        for (E value : values.getEnumConstants()) {
+            counters.put(value, Counter.builder(name).description(description).tag(tag, label.apply(value))
+                    .register(registry));
+        }
+        return counters;
     }
 
     public void usageInjected() {

@@ -56,6 +56,33 @@ class EngineNormaliserTest {
     }
 
     @Test
+    void llamaServerOfLate2025GivesItsPrefixCacheHitRatioFromItsTokenCounters() {
+        // recorded from llama-server (llama.cpp de3ff815ea7d, the real-engine suite's build) after some traffic
+        String recorded = EngineSamples.text("llamacpp-de3ff815ea7d.txt");
+        EngineSnapshot first = normaliser.normalise(ExpositionParser.parse(recorded).samples());
+        assertThat(first.kind()).isEqualTo(EngineKind.LLAMACPP);
+        assertThat(first.requestsWaiting()).isZero();
+        assertThat(first.requestsRunning()).isZero();
+        assertThat(first.kvCacheUsageRatio()).as("this version has no KV-cache gauge").isNaN();
+        assertThat(first.prefixCacheHitRatio()).as("no previous scrape").isNaN();
+        // 90 more prompt tokens from the cache and 10 more computed
+        String later = recorded
+                .replaceAll("(?m)^llamacpp:prompt_tokens_cached_total (\\d+)",
+                        "llamacpp:prompt_tokens_cached_total " + (counter(recorded, "llamacpp:prompt_tokens_cached_total") + 90))
+                .replaceAll("(?m)^llamacpp:prompt_tokens_total (\\d+)",
+                        "llamacpp:prompt_tokens_total " + (counter(recorded, "llamacpp:prompt_tokens_total") + 10));
+        EngineSnapshot second = normaliser.normalise(ExpositionParser.parse(later).samples());
+        assertThat(second.prefixCacheHitRatio()).isCloseTo(0.9, org.assertj.core.data.Offset.offset(1e-9));
+    }
+
+    static long counter(String text, String name) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^" + java.util.regex.Pattern.quote(name)
+                + " (\\d+)").matcher(text);
+        assertThat(m.find()).isTrue();
+        return Long.parseLong(m.group(1));
+    }
+
+    @Test
     void unknownExpositionGivesTheUnknownSnapshot() {
         assertThat(normalise("node_load1 0.5\n")).isEqualTo(EngineSnapshot.unknown());
         assertThat(normaliser.normalise(EngineSamples.samples("malformed.txt")).kind()).isEqualTo(EngineKind.VLLM);

@@ -277,18 +277,7 @@ class RealEngineIT {
     }
 
     static Map<String, Object> attributes(List<KeyValue> kvs) {
-        Map<String, Object> m = new HashMap<>();
-        for (KeyValue kv : kvs) {
-            var v = kv.getValue();
-            m.put(kv.getKey(), switch (v.getValueCase()) {
-                case STRING_VALUE -> v.getStringValue();
-                case BOOL_VALUE -> v.getBoolValue();
-                case INT_VALUE -> v.getIntValue();
-                case DOUBLE_VALUE -> v.getDoubleValue();
-                default -> v.toString();
-            });
-        }
-        return m;
+        return OtlpReceiver.attributes(kvs);
     }
 
     @Test

@@ -3,17 +3,14 @@ package dev.llmsidecar.reliability;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.llmsidecar.sim.EngineBehaviour;
+import dev.llmsidecar.support.CapturedLogs;
 import dev.llmsidecar.support.ProxyFixture;
 import dev.llmsidecar.support.ProxyFixture.Received;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
 import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -29,38 +26,7 @@ class SecretsAndIsolationTest {
 
     @Test
     void authorizationApiKeysAndBodiesNeverAppearInLogs() throws Exception {
-        List<String> logged = new CopyOnWriteArrayList<>();
-        Handler capture = new Handler() {
-            @Override
-            public void publish(LogRecord r) {
-                StringBuilder sb = new StringBuilder(String.valueOf(r.getMessage()));
-                if (r.getParameters() != null) {
-                    for (Object p : r.getParameters()) {
-                        sb.append(' ').append(p);
-                    }
-                }
-                if (r.getThrown() != null) {
-                    sb.append(' ').append(r.getThrown());
-                }
-                logged.add(r.getLoggerName() + ": " + sb);
-            }
-
-            @Override
-            public void flush() {
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-        capture.setLevel(Level.ALL);
-        Logger root = Logger.getLogger("");
-        Level rootLevel = root.getLevel();
-        Logger ours = Logger.getLogger("dev.llmsidecar");
-        Level oursLevel = ours.getLevel();
-        root.addHandler(capture);
-        ours.setLevel(Level.ALL);
-        root.setLevel(Level.FINE);
+        CapturedLogs logs = new CapturedLogs(Level.FINE);
         int closedPort;
         try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             closedPort = socket.getLocalPort();
@@ -80,10 +46,9 @@ class SecretsAndIsolationTest {
                 assertThat(f.post(f.proxyPort, "/v1/chat/completions", STREAM, secrets).status()).isEqualTo(502);
             }
         } finally {
-            root.removeHandler(capture);
-            root.setLevel(rootLevel);
-            ours.setLevel(oursLevel);
+            logs.close();
         }
+        List<String> logged = logs.entries().stream().map(CapturedLogs.Entry::toString).toList();
         assertThat(logged).as("debug logging was really on").anyMatch(l -> l.contains("upstream"));
         assertThat(logged).noneMatch(l -> l.contains(SECRET)).noneMatch(l -> l.contains(PROMPT));
     }

@@ -146,6 +146,23 @@ public final class OtlpReceiver implements AutoCloseable {
         return List.copyOf(metricExports);
     }
 
+    /** OTLP attributes as plain Java values (string arrays as lists of strings). */
+    public static java.util.Map<String, Object> attributes(List<io.opentelemetry.proto.common.v1.KeyValue> kvs) {
+        java.util.Map<String, Object> m = new java.util.HashMap<>();
+        for (var kv : kvs) {
+            var v = kv.getValue();
+            m.put(kv.getKey(), switch (v.getValueCase()) {
+                case STRING_VALUE -> v.getStringValue();
+                case BOOL_VALUE -> v.getBoolValue();
+                case INT_VALUE -> v.getIntValue();
+                case DOUBLE_VALUE -> v.getDoubleValue();
+                case ARRAY_VALUE -> v.getArrayValue().getValuesList().stream().map(a -> a.getStringValue()).toList();
+                default -> v.toString();
+            });
+        }
+        return m;
+    }
+
     @Override
     public void close() {
         ProxyFixture.await(server.close());

@@ -107,28 +107,23 @@ public final class OpenAiChunkParser {
             p.skipChildren();
             return;
         }
-        long promptMs = -1;
-        long predictedMs = -1;
-        long promptN = -1;
-        long cacheN = -1;
-        long predictedN = -1;
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String name = p.currentName();
-            JsonToken v = p.nextToken();
-            if (!v.isNumeric()) {
-                p.skipChildren();
-                continue;
-            }
+        long[] v = {-1, -1, -1, -1, -1}; // prompt_ms, predicted_ms (as ns), prompt_n, cache_n, predicted_n
+        readNumbers(p, (name, parser) -> {
             switch (name) {
-                case "prompt_ms" -> promptMs = Math.round(p.getDoubleValue() * 1_000_000);
-                case "predicted_ms" -> predictedMs = Math.round(p.getDoubleValue() * 1_000_000);
-                case "prompt_n" -> promptN = p.getLongValue();
-                case "cache_n" -> cacheN = p.getLongValue();
-                case "predicted_n" -> predictedN = p.getLongValue();
+                case "prompt_ms" -> v[0] = Math.round(parser.getDoubleValue() * 1_000_000);
+                case "predicted_ms" -> v[1] = Math.round(parser.getDoubleValue() * 1_000_000);
+                case "prompt_n" -> v[2] = parser.getLongValue();
+                case "cache_n" -> v[3] = parser.getLongValue();
+                case "predicted_n" -> v[4] = parser.getLongValue();
                 default -> {
                 }
             }
-        }
+        });
+        long promptMs = v[0];
+        long predictedMs = v[1];
+        long promptN = v[2];
+        long cacheN = v[3];
+        long predictedN = v[4];
         if (promptMs >= 0 || predictedMs >= 0) {
             s.timings = new ServerTimings(-1, -1, promptMs, predictedMs);
         }
@@ -146,26 +141,30 @@ public final class OpenAiChunkParser {
     /** Reads millisecond members (names may be null) of a timings object into nanoseconds. */
     private static ServerTimings readTimings(JsonParser p, String queueName, String firstTokenName, String decodeName)
             throws IOException {
-        long queue = -1;
-        long first = -1;
-        long decode = -1;
+        long[] ms = {-1, -1, -1}; // queue, first token, decode
+        readNumbers(p, (name, parser) -> {
+            int i = name.equals(queueName) ? 0 : name.equals(firstTokenName) ? 1 : name.equals(decodeName) ? 2 : -1;
+            if (i >= 0) {
+                ms[i] = Math.round(parser.getDoubleValue() * 1_000_000);
+            }
+        });
+        return ms[0] < 0 && ms[1] < 0 && ms[2] < 0 ? null : new ServerTimings(ms[0], -1, ms[1], ms[2]);
+    }
+
+    /** Calls {@code member} for every numeric member of the object being read; skips the others. */
+    private static void readNumbers(JsonParser p, NumberMember member) throws IOException {
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String name = p.currentName();
-            JsonToken v = p.nextToken();
-            if (v.isNumeric() && (name.equals(queueName) || name.equals(firstTokenName) || name.equals(decodeName))) {
-                long nanos = Math.round(p.getDoubleValue() * 1_000_000);
-                if (name.equals(queueName)) {
-                    queue = nanos;
-                } else if (name.equals(firstTokenName)) {
-                    first = nanos;
-                } else {
-                    decode = nanos;
-                }
+            if (p.nextToken().isNumeric()) {
+                member.read(name, p);
             } else {
                 p.skipChildren();
             }
         }
-        return first < 0 && queue < 0 && decode < 0 ? null : new ServerTimings(queue, -1, first, decode);
+    }
+
+    private interface NumberMember {
+        void read(String name, JsonParser p) throws IOException;
     }
 
     private static void readChoices(JsonParser p, JsonToken value, State s) throws IOException {

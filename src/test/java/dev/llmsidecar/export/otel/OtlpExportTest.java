@@ -110,19 +110,7 @@ class OtlpExportTest {
     }
 
     static Map<String, Object> attributes(List<KeyValue> kvs) {
-        Map<String, Object> m = new HashMap<>();
-        for (KeyValue kv : kvs) {
-            var v = kv.getValue();
-            m.put(kv.getKey(), switch (v.getValueCase()) {
-                case STRING_VALUE -> v.getStringValue();
-                case BOOL_VALUE -> v.getBoolValue();
-                case INT_VALUE -> v.getIntValue();
-                case DOUBLE_VALUE -> v.getDoubleValue();
-                case ARRAY_VALUE -> v.getArrayValue().getValuesList().stream().map(a -> a.getStringValue()).toList();
-                default -> v.toString();
-            });
-        }
-        return m;
+        return OtlpReceiver.attributes(kvs);
     }
 
     /** The histogram point of the model in the latest (cumulative) export of {@code name}. */
