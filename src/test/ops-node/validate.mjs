@@ -6,7 +6,7 @@
 //   node validate.mjs k8s <file.yaml>...       every YAML document as a Kubernetes object with kubernetes-models
 //                                              (core + prometheus-operator CRDs); unknown kinds fail
 //   node validate.mjs rules <rules.yml> <rules_test.yml> <runbooks.md>
-//                                              every alert: severity page|ticket, summary, description, a runbook_url
+//                                              every alert: severity critical|warning, summary, description, a runbook_url
 //                                              whose anchor is a "## <Alert>" section of runbooks.md, and promtool
 //                                              unit tests where it fires and where it stays silent
 //   node validate.mjs rules-sync <rules.yml> <file>...
@@ -116,7 +116,7 @@ function rules(rulesFile, testFile, runbookFile) {
   const sections = new Set([...runbook.matchAll(/^## (\w+)\s*$/gm)].map((m) => m[1]));
   for (const a of alerts) {
     const name = a.alert;
-    if (!['page', 'ticket'].includes(a.labels?.severity)) problems.push(`${name}: severity must be page or ticket`);
+    if (!['critical', 'warning'].includes(a.labels?.severity)) problems.push(`${name}: severity must be critical (pages) or warning (tickets)`);
     if (!a.annotations?.summary || !a.annotations?.description) problems.push(`${name}: summary/description missing`);
     const url = a.annotations?.runbook_url ?? '';
     if (!url.endsWith(`runbooks.md#${name.toLowerCase()}`)) problems.push(`${name}: runbook_url ${url} is not runbooks.md#${name.toLowerCase()}`);

@@ -138,6 +138,14 @@ public interface SidecarConfig {
         @WithDefault("default")
         List<String> classes();
 
+        /**
+         * Upstream 4xx statuses that burn error budget (the engine turned the client away). Other 4xx responses
+         * are the client's error and do not count toward any objective; neither do client cancellations that
+         * broke no objective before they happened.
+         */
+        @WithDefault("429")
+        List<Integer> badClientStatuses();
+
         /** Named objectives, e.g. sidecar.slo.objectives.interactive.ttft=PT0.5S. None by default. */
         Map<String, Objective> objectives();
 
@@ -204,6 +212,27 @@ public interface SidecarConfig {
 
         @WithDefault("PT2S")
         Duration scrapeTimeout();
+
+        /**
+         * Probe the engine's health endpoint (llm_sidecar_engine_ready / _started). vLLM, SGLang, TGI and llama.cpp
+         * answer /health; for Ollama set health-path=/ .
+         */
+        @WithDefault("true")
+        boolean healthEnabled();
+
+        /** Health endpoint path, relative to the upstream URL. */
+        @WithDefault("/health")
+        String healthPath();
+
+        @WithDefault("PT2S")
+        Duration healthInterval();
+
+        /**
+         * /q/health/ready is DOWN while the engine's health check fails (loading its model, or down), so the pod
+         * takes no traffic the engine cannot serve. Off by default for a bare sidecar; on in the Helm chart.
+         */
+        @WithDefault("false")
+        boolean readinessFollowsEngine();
     }
 
     interface Demo {

@@ -9,14 +9,23 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.net.URI;
 
-/** Starts the engine metrics scraper with the application (sidecar.engine.*), stops it on shutdown. */
+/**
+ * Starts the engine metrics scraper and the engine health probe with the application (sidecar.engine.*), stops them
+ * on shutdown.
+ */
 @ApplicationScoped
 public class EngineScrapeLifecycle {
 
     private EngineMetricsScraper scraper;
+    private EngineHealth health;
 
     void start(@Observes StartupEvent event, Vertx vertx, MeterRegistry registry, SidecarConfig config) {
         SidecarConfig.Engine engine = config.engine();
+        if (engine.healthEnabled()) {
+            health = new EngineHealth(vertx, registry, under(config.upstream().url(), engine.healthPath()),
+                    engine.healthInterval(), engine.scrapeTimeout());
+            health.start();
+        }
         if (!engine.scrapeEnabled()) {
             return;
         }
@@ -25,14 +34,28 @@ public class EngineScrapeLifecycle {
         scraper.start();
     }
 
+    /** The engine health probe, or null when it is off. */
+    public EngineHealth health() {
+        return health;
+    }
+
     void stop(@Observes ShutdownEvent event) {
         if (scraper != null) {
             scraper.stop();
         }
+        if (health != null) {
+            health.stop();
+        }
     }
 
     static URI defaultUrl(URI upstream) {
+        return under(upstream, "/metrics");
+    }
+
+    /** {@code path} under the upstream URL (its own path prefix kept). */
+    static URI under(URI upstream, String path) {
         String base = upstream.toString();
-        return URI.create((base.endsWith("/") ? base.substring(0, base.length() - 1) : base) + "/metrics");
+        return URI.create((base.endsWith("/") ? base.substring(0, base.length() - 1) : base)
+                + (path.startsWith("/") ? path : "/" + path));
     }
 }

@@ -53,9 +53,12 @@ public final class RequestReporter {
     public SloVerdict finished(String modelName, String modelLabel, LlmOperation operation, String sloClass,
             RequestResult result) {
         metrics.requestFinished(modelLabel, operation.label(), operation.format().name(), result);
-        SloVerdict verdict = SloEvaluator.evaluate(result, policy.applicable(modelName, sloClass));
+        SloVerdict verdict = SloEvaluator.evaluate(result, policy.applicable(modelName, sloClass),
+                policy.badClientStatuses());
         sloMetrics.record(modelLabel, sloClass, result.outputTokens(), verdict);
-        goodput.record(modelLabel, sloClass, verdict.good(), result.outputTokens());
+        if (verdict.counted()) {
+            goodput.record(modelLabel, sloClass, verdict.good(), result.outputTokens());
+        }
         windows.record(modelLabel, result);
         otelMetrics.finished(modelLabel, operation.label(), operation.format().providerName(), sloClass, result,
                 verdict);

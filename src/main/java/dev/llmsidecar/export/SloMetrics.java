@@ -26,8 +26,15 @@ public final class SloMetrics {
     }
 
     public void record(String model, String sloClass, long outputTokens, SloVerdict verdict) {
-        counter("llm_sidecar.slo.requests", "Finished LLM requests (errors and cancellations included)",
-                "model", model, "slo_class", sloClass).increment();
+        if (!verdict.counted()) {
+            counter("llm_sidecar.slo.excluded_requests", "Finished LLM requests that do not count toward the SLO "
+                    + "(client cancellations that broke no objective, client errors)",
+                    "model", model, "slo_class", sloClass, "reason", verdict.excludedReason()).increment();
+            return;
+        }
+        counter("llm_sidecar.slo.requests", "Finished LLM requests that count toward the SLO (server errors "
+                + "included; client errors and harmless cancellations not)", "model", model, "slo_class", sloClass)
+                .increment();
         counter("llm_sidecar.slo.output_tokens", "Output tokens of finished LLM requests",
                 "model", model, "slo_class", sloClass).increment(outputTokens);
         if (verdict.good()) {

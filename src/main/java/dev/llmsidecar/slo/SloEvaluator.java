@@ -5,12 +5,22 @@ import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.timeline.RequestResult;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 
 /**
- * Judges a finished request against its objectives. A request that did not complete successfully violates every
- * applicable objective (criterion ERROR): errors and cancellations stay in the denominator, as AIPerf counts
- * them, so shedding load can never look like compliance. A request with a single output token has no TPOT and
- * meets any TPOT objective (as vllm bench serve's goodput does).
+ * Judges a finished request against its objectives. Which outcomes burn error budget:
+ * <ul>
+ * <li>a server-side failure (5xx, the sidecar's 502/504, an error inside a stream, a broken stream) violates every
+ * applicable objective (criterion ERROR): errors stay in the denominator, so shedding load never looks like
+ * compliance;</li>
+ * <li>an upstream 4xx is the client's error and does not count, except the statuses configured as bad (429 by
+ * default: the engine turned the client away for lack of capacity);</li>
+ * <li>a client cancellation does not count (users pressing stop must not page anyone), unless the wait before it
+ * already broke an objective (no first token within the TTFT threshold, or the E2E threshold passed): then it is
+ * bad for that criterion, since a user who gave up after waiting too long was not served.</li>
+ * </ul>
+ * A request with a single output token has no TPOT and meets any TPOT objective (as vllm bench serve's goodput
+ * does).
  */
 public final class SloEvaluator {
 
@@ -18,6 +28,18 @@ public final class SloEvaluator {
     }
 
     public static SloVerdict evaluate(RequestResult r, List<Objective> objectives) {
+        return evaluate(r, objectives, Set.of(429));
+    }
+
+    /** @param badClientStatuses upstream 4xx statuses that burn error budget (the others do not count) */
+    public static SloVerdict evaluate(RequestResult r, List<Objective> objectives, Set<Integer> badClientStatuses) {
+        if (r.outcome() == Outcome.CLIENT_CANCELLED) {
+            return cancelled(r, objectives);
+        }
+        if (r.outcome() == Outcome.UPSTREAM_ERROR && r.status() >= 400 && r.status() < 500
+                && !badClientStatuses.contains(r.status())) {
+            return SloVerdict.excluded(SloVerdict.CLIENT_ERROR);
+        }
         boolean completed = r.outcome() == Outcome.OK;
         boolean good = completed;
         List<SloVerdict.ObjectiveResult> results = new ArrayList<>(objectives.size());
@@ -43,6 +65,25 @@ public final class SloEvaluator {
             results.add(new SloVerdict.ObjectiveResult(o, List.copyOf(violated)));
         }
         return new SloVerdict(good, List.copyOf(results));
+    }
+
+    /** A cancelled request is bad only for what its wait had already broken; otherwise it does not count. */
+    private static SloVerdict cancelled(RequestResult r, List<Objective> objectives) {
+        List<SloVerdict.ObjectiveResult> results = new ArrayList<>(objectives.size());
+        boolean broken = false;
+        for (Objective o : objectives) {
+            List<Criterion> violated = new ArrayList<>(1);
+            long waited = r.ttftNanos() >= 0 ? r.ttftNanos() : r.e2eNanos();
+            if (o.ttftNanos() >= 0 && waited > o.ttftNanos()) {
+                violated.add(Criterion.TTFT);
+            }
+            if (o.e2eNanos() >= 0 && r.e2eNanos() > o.e2eNanos()) {
+                violated.add(Criterion.E2E);
+            }
+            broken |= !violated.isEmpty();
+            results.add(new SloVerdict.ObjectiveResult(o, List.copyOf(violated)));
+        }
+        return broken ? new SloVerdict(false, List.copyOf(results)) : SloVerdict.excluded(SloVerdict.CLIENT_CANCELLED);
     }
 
     /** Token-weighted quantile of a request's ITL samples (nearest rank); -1 when it has none. */

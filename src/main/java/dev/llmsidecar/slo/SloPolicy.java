@@ -17,11 +17,13 @@ public final class SloPolicy {
     private final List<Objective> objectives;
     private final List<String> classes;
     private final String classHeader;
+    private final java.util.Set<Integer> badClientStatuses;
     private final Map<String, List<Objective>> applicable = new ConcurrentHashMap<>();
 
     public SloPolicy(SidecarConfig.Slo config) {
         this.classHeader = config.classHeader();
         this.classes = List.copyOf(config.classes());
+        this.badClientStatuses = java.util.Set.copyOf(config.badClientStatuses());
         List<Objective> list = new ArrayList<>();
         new TreeMap<>(config.objectives()).forEach((name, o) -> list.add(new Objective(name,
                 Objective.globs(o.models()), o.sloClass(), nanos(o.ttft()), nanos(o.tpot()), nanos(o.e2e()),
@@ -35,6 +37,11 @@ public final class SloPolicy {
 
     public List<Objective> objectives() {
         return objectives;
+    }
+
+    /** Upstream 4xx statuses that count as bad (sidecar.slo.bad-client-statuses). */
+    public java.util.Set<Integer> badClientStatuses() {
+        return badClientStatuses;
     }
 
     public String classHeader() {

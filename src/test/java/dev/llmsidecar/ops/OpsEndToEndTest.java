@@ -184,7 +184,7 @@ class OpsEndToEndTest {
                 assertThat(pending).as("LLMSidecarSLOBurnRateFast{objective=interactive} active; alerts: "
                         + prom.api("/api/v1/alerts") + "; traffic " + traffic).isNotNull();
                 assertThat(pending.getString("state")).isIn("pending", "firing");
-                assertThat(pending.getJsonObject("labels").getString("severity")).isEqualTo("page");
+                assertThat(pending.getJsonObject("labels").getString("severity")).isEqualTo("critical");
                 assertThat(pending.getJsonObject("labels").getString("namespace")).isEqualTo("ops-e2e");
                 assertThat(single(prom, "llm_sidecar:slo_objective_burn_rate:rate1h{objective=\"interactive\"}"))
                         .isGreaterThan(14.4);

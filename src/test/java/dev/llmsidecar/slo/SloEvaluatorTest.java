@@ -9,6 +9,7 @@ import dev.llmsidecar.timeline.RequestTimeline;
 import dev.llmsidecar.wire.Usage;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class SloEvaluatorTest {
@@ -69,16 +70,66 @@ class SloEvaluatorTest {
         assertThat(slowDecode.objectives().get(1).violated()).containsExactly(Criterion.ITL);
     }
 
+    static RequestResult ended(Outcome outcome, int status, long ttftMs, long endMs) {
+        RequestTimeline t = new RequestTimeline(0, true, RequestTimeline.LiveListener.NONE);
+        if (ttftMs >= 0) {
+            t.onTokenChunk(ttftMs * MS, false, -1);
+        }
+        return t.finish(endMs * MS, outcome, status);
+    }
+
     @Test
-    void errorsAndCancellationsViolateEveryObjective() {
+    void serverFailuresViolateEveryObjective() {
         List<Objective> o = policy.applicable("llama-8b", "default");
-        for (Outcome bad : new Outcome[] {Outcome.UPSTREAM_ERROR, Outcome.CLIENT_CANCELLED, Outcome.UPSTREAM_BROKEN}) {
-            SloVerdict v = SloEvaluator.evaluate(stream(100, 10, 5, bad), o);
+        for (RequestResult bad : List.of(stream(100, 10, 5, Outcome.UPSTREAM_BROKEN),
+                ended(Outcome.UPSTREAM_ERROR, 500, -1, 20), ended(Outcome.UPSTREAM_ERROR, 502, -1, 1),
+                ended(Outcome.UPSTREAM_ERROR, 200, 100, 150) /* an error inside a 200 stream */,
+                ended(Outcome.UPSTREAM_ERROR, 429, -1, 5) /* turned away for lack of capacity */)) {
+            SloVerdict v = SloEvaluator.evaluate(bad, o, Set.of(429));
+            assertThat(v.counted()).isTrue();
             assertThat(v.good()).isFalse();
             assertThat(v.objectives()).allSatisfy(r -> assertThat(r.violated()).containsExactly(Criterion.ERROR));
         }
-        assertThat(SloEvaluator.evaluate(stream(100, 10, 5, Outcome.CLIENT_CANCELLED), List.of()).good()).isFalse();
         assertThat(SloEvaluator.evaluate(stream(100, 10, 5, Outcome.OK), List.of()).good()).isTrue();
+    }
+
+    @Test
+    void clientErrorsDoNotCountUnlessConfiguredBad() {
+        List<Objective> o = policy.applicable("llama-8b", "default");
+        for (int status : new int[] {400, 401, 404, 413, 422}) {
+            SloVerdict v = SloEvaluator.evaluate(ended(Outcome.UPSTREAM_ERROR, status, -1, 5), o, Set.of(429));
+            assertThat(v.counted()).as("%d", status).isFalse();
+            assertThat(v.excludedReason()).isEqualTo(SloVerdict.CLIENT_ERROR);
+        }
+        assertThat(SloEvaluator.evaluate(ended(Outcome.UPSTREAM_ERROR, 400, -1, 5), o, Set.of(400, 429)).counted())
+                .isTrue();
+        assertThat(SloEvaluator.evaluate(ended(Outcome.UPSTREAM_ERROR, 429, -1, 5), o, Set.of()).counted()).isFalse();
+        assertThat(policy.badClientStatuses()).containsExactly(429);
+    }
+
+    @Test
+    void aCancellationCountsOnlyWhenTheWaitHadAlreadyBrokenAnObjective() {
+        List<Objective> o = policy.applicable("llama-8b", "default"); // ttft 0.3 s, tpot 30 ms; tail: itl
+        // the user pressed stop after a fast first token: not the server's fault, not counted
+        SloVerdict stopped = SloEvaluator.evaluate(ended(Outcome.CLIENT_CANCELLED, 200, 100, 900), o, Set.of(429));
+        assertThat(stopped.counted()).isFalse();
+        assertThat(stopped.excludedReason()).isEqualTo(SloVerdict.CLIENT_CANCELLED);
+        // gave up before any token, within the TTFT threshold: not counted either
+        assertThat(SloEvaluator.evaluate(ended(Outcome.CLIENT_CANCELLED, 0, -1, 250), o, Set.of(429)).counted())
+                .isFalse();
+        // gave up after 2 s without a token: the TTFT objective was broken before the cancel
+        SloVerdict gaveUp = SloEvaluator.evaluate(ended(Outcome.CLIENT_CANCELLED, 0, -1, 2000), o, Set.of(429));
+        assertThat(gaveUp.counted()).isTrue();
+        assertThat(gaveUp.good()).isFalse();
+        assertThat(gaveUp.objectives().get(0).violated()).containsExactly(Criterion.TTFT);
+        // a slow first token, then the cancel
+        SloVerdict slowFirst = SloEvaluator.evaluate(ended(Outcome.CLIENT_CANCELLED, 200, 500, 600), o, Set.of(429));
+        assertThat(slowFirst.objectives().get(0).violated()).containsExactly(Criterion.TTFT);
+        // an E2E objective already passed at the cancel
+        List<Objective> batch = policy.applicable("llama-8b", "batch");
+        SloVerdict late = SloEvaluator.evaluate(ended(Outcome.CLIENT_CANCELLED, 200, 100, 12_000), batch, Set.of(429));
+        assertThat(late.counted()).isTrue();
+        assertThat(late.objectives().get(0).violated()).containsExactly(Criterion.E2E);
     }
 
     @Test

@@ -216,6 +216,9 @@ public final class OtelMetrics {
         if (r.cachedTokens() >= 0) {
             tokens.add(r.cachedTokens(), common.toBuilder().put(TOKEN_TYPE, "cached_input").build());
         }
+        if (!verdict.counted()) {
+            return; // neither good nor bad (docs/slo.md)
+        }
         Attributes slo = Attributes.of(MODEL, model, SLO_CLASS, sloClass);
         long outputTokens = Math.max(0, r.outputTokens());
         sloRequests.add(1, slo);

@@ -1,0 +1,98 @@
+package dev.llmsidecar.engine;
+
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.RequestOptions;
+import java.net.URI;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Asks the engine whether it can serve (its health endpoint: vLLM, SGLang, TGI and llama.cpp answer {@code /health}
+ * with 200 once the model is loaded) every few seconds, and tells two states apart that an alert must not confuse:
+ * the engine has not been up yet since the sidecar started (loading a model can take many minutes), and the engine
+ * was up and went down. Exported as {@code llm_sidecar_engine_ready} and {@code llm_sidecar_engine_started}; the
+ * readiness check can follow it, so a pod whose engine is loading or down takes no traffic.
+ */
+public final class EngineHealth {
+
+    private final Vertx vertx;
+    private final URI url;
+    private final long intervalMillis;
+    private final long timeoutMillis;
+    private final Context context;
+    private volatile boolean ready;
+    private volatile boolean started;
+    private HttpClient client;
+    private long timer = -1;
+    private boolean probing;
+
+    public EngineHealth(Vertx vertx, MeterRegistry registry, URI url, Duration interval, Duration timeout) {
+        this.vertx = Objects.requireNonNull(vertx);
+        this.url = Objects.requireNonNull(url);
+        this.intervalMillis = Math.max(1, interval.toMillis());
+        this.timeoutMillis = Math.max(1, timeout.toMillis());
+        this.context = vertx.getOrCreateContext();
+        Gauge.builder("llm_sidecar.engine.ready", this, h -> h.ready ? 1 : 0)
+                .description("1 when the engine's health endpoint answered 2xx at the last probe, else 0")
+                .register(registry);
+        Gauge.builder("llm_sidecar.engine.started", this, h -> h.started ? 1 : 0)
+                .description("1 once the engine has been ready at least once since the sidecar started, else 0 "
+                        + "(still loading its model)")
+                .register(registry);
+    }
+
+    public void start() {
+        context.runOnContext(v -> {
+            client = vertx.createHttpClient(new HttpClientOptions()
+                    .setConnectTimeout((int) Math.min(Integer.MAX_VALUE, timeoutMillis)).setKeepAlive(false));
+            probe();
+            timer = vertx.setPeriodic(intervalMillis, id -> probe());
+        });
+    }
+
+    public void stop() {
+        context.runOnContext(v -> {
+            if (timer >= 0) {
+                vertx.cancelTimer(timer);
+            }
+            if (client != null) {
+                client.close();
+            }
+        });
+    }
+
+    /** The engine answered its health check at the last probe. */
+    public boolean ready() {
+        return ready;
+    }
+
+    /** The engine has been ready at least once since the sidecar started. */
+    public boolean started() {
+        return started;
+    }
+
+    private void probe() {
+        if (probing) {
+            return; // the previous probe is still waiting for its timeout
+        }
+        probing = true;
+        boolean https = "https".equalsIgnoreCase(url.getScheme());
+        int port = url.getPort() > 0 ? url.getPort() : https ? 443 : 80;
+        String path = url.getRawPath() == null || url.getRawPath().isEmpty() ? "/" : url.getRawPath();
+        RequestOptions options = new RequestOptions().setMethod(HttpMethod.GET).setHost(url.getHost()).setPort(port)
+                .setSsl(https).setURI(url.getRawQuery() == null ? path : path + "?" + url.getRawQuery())
+                .setTimeout(timeoutMillis);
+        client.request(options).compose(req -> req.send()).compose(res -> res.body().map(b -> res.statusCode()))
+                .onComplete(ar -> {
+                    probing = false;
+                    ready = ar.succeeded() && ar.result() >= 200 && ar.result() < 300;
+                    started |= ready;
+                });
+    }
+}
