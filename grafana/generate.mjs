@@ -55,7 +55,7 @@ function panel(kind, title, unit, targets, opts = {}) {
 }
 const ts = (title, unit, targets, opts) => panel('timeseries', title, unit, targets, opts);
 const stat = (title, unit, targets, opts) => panel('stat', title, unit, targets, opts);
-const heat = (title, expr, description) => panel('heatmap', title, 's',
+const heat = (title, expr, description, unit = title.includes('token') ? 'short' : 's') => panel('heatmap', title, unit,
   [t(expr, '{{le}}', { format: 'heatmap', exemplar: true })], { description });
 
 const dashboards = [
@@ -89,10 +89,13 @@ const dashboards = [
       ...['5m', '1h'].map((w) => ts(`Error-budget burn rate (${w})`, 'x', [t(
         `(1 - sum by (objective) (rate(llm_sidecar_slo_objective_good_requests_total{${SELC}}[${w}]))\n   / sum by (objective) (rate(llm_sidecar_slo_objective_requests_total{${SELC}}[${w}])))\n/ on (objective) (1 - max by (objective) (llm_sidecar_slo_target_ratio{${SEL}}))`,
         '{{objective}}')], { thresholds: [1, 6, 14.4],
-        description: 'Burn rate 1 spends the budget exactly over the SLO period; the page thresholds are 14.4 (1h/5m) and 6 (6h/30m), the ticket 1 (3d/6h).' })),
+        description: 'Burn rate 1 spends the budget exactly over the SLO period. Pages at 14.4 (1h and 5m) and 6 (6h and 30m), tickets at 3 (1d and 2h) and 1 (3d and 6h); at targets of 0.93 and lower the page thresholds are capped at 75% and 40% of requests bad (docs/slo-guide.md).' })),
       ts('Violations by criterion', 'reqps', [t(
         `sum by (objective, criterion) (rate(llm_sidecar_slo_violations_total{${SELC}}[${RI}]))`,
         '{{objective}} {{criterion}}')]),
+      ts('Requests that do not count toward the SLO', 'reqps', [t(
+        `sum by (reason) (rate(llm_sidecar_slo_excluded_requests_total{${SELC}}[${RI}]))`, '{{reason}}')],
+        { description: 'Client cancellations that broke no objective before they happened, and client errors (4xx but the statuses in sidecar.slo.bad-client-statuses, 429 by default): neither good nor bad (docs/slo.md).' }),
       ts('p99 drift ratio (short / baseline window)', 'x', [t(
         `max by (model, metric) (llm_sidecar_latency_p99_drift_ratio{${SELM}})`, '{{model}} {{metric}}')],
         { thresholds: [1.5], description: 'Computed in the sidecar from sidecar.windows.drift-short / drift-baseline. NaN (gap) on thin traffic.' }),
@@ -124,6 +127,15 @@ const dashboards = [
         t(`histogram_quantile(0.99, sum by (le) (rate(gen_ai_server_time_to_first_token_seconds_bucket{${SELM}, streaming="true"}[${RI}])))`, 'first token', { exemplar: true }),
       ]),
       ts('Chunk gap (raw, per chunk)', 's', quantiles('gen_ai_client_operation_time_per_output_chunk_seconds', SELM, 'model', [0.5, 0.99])),
+      ts('Engine phases per request (engine-reported, p50 / p99)', 's', [
+        ...[['queue', 'llm_sidecar_engine_reported_queue_seconds'], ['prefill / first token', 'llm_sidecar_engine_reported_time_to_first_token_seconds'],
+          ['decode', 'llm_sidecar_engine_reported_decode_seconds']].flatMap(([name, metric]) => [0.5, 0.99].map((q) => t(
+          `histogram_quantile(${q}, sum by (le) (rate(${metric}_bucket{${SELM}}[${RI}])))`, `${name} p${Math.round(q * 100)}`, { exemplar: true }))),
+      ], { description: 'What the engine says it spent on each request: queue time, time to its first token after scheduling (prefill), decode time. vLLM with --enable-per-request-metrics, llama.cpp timings, Ollama durations, TGI headers.' }),
+      heat('Prompt length (tokens)', `sum by (le) (increase(gen_ai_client_token_usage_bucket{${SELM}, token_type="input"}[${RI}]))`,
+        'Input tokens per request (usage.prompt_tokens): a shift to longer prompts costs prefill time and KV cache.'),
+      heat('Output length (tokens)', `sum by (le) (increase(gen_ai_client_token_usage_bucket{${SELM}, token_type="output"}[${RI}]))`,
+        'Output tokens per request: longer answers cost decode time and hold their KV cache longer.'),
     ],
   },
   {
@@ -131,14 +143,21 @@ const dashboards = [
     description: 'Request rates, in-flight and waiting requests, the engine queue, KV cache and prefix cache.',
     panels: [
       ts('LLM requests by outcome', 'reqps', [t(`sum by (outcome) (rate(llm_sidecar_requests_total{${SELM}}[${RI}]))`, '{{outcome}}')]),
-      ts('HTTP requests by route and status', 'reqps', [t(`sum by (route, status_class) (rate(llm_sidecar_http_requests_total{${SEL}}[${RI}]))`, '{{route}} {{status_class}}')]),
+      ts('Error ratio per model', 'percentunit', [t(
+        `sum by (model) (rate(llm_sidecar_requests_total{${SELM}, outcome=~"upstream_error|upstream_broken"}[${RI}]))\n  / sum by (model) (rate(llm_sidecar_requests_total{${SELM}}[${RI}]))`,
+        '{{model}}')], { thresholds: [0.01, 0.05], max: 1,
+        description: 'Requests the engine failed (errors, 5xx, 502/504 from the sidecar, broken streams) over all requests. Client cancellations are not errors.' }),
+      ts('HTTP requests by route and status (all models)', 'reqps', [t(`sum by (route, status_class) (rate(llm_sidecar_http_requests_total{${SEL}}[${RI}]))`, '{{route}} {{status_class}}')],
+        { description: 'Every proxied request, LLM or not. This series has no model label: the model filter does not apply.' }),
       ts('In flight and waiting for first token', 'short', [
         t(`sum(llm_sidecar_requests_in_flight{${SEL}})`, 'in flight'),
         t(`sum(llm_sidecar_requests_waiting_first_token{${SEL}})`, 'waiting first token'),
         t(`max(llm_sidecar_requests_in_flight_max{${SEL}})`, 'max in flight since start'),
       ]),
-      ts('Share of time with requests waiting', 'percentunit', [t(
-        `1 - sum(rate(llm_sidecar_requests_waiting_first_token_depth_bucket{${SEL}, le="0.5"}[${RI}]))\n  / sum(rate(llm_sidecar_requests_waiting_first_token_depth_count{${SEL}}[${RI}]))`, 'queue not empty')]),
+      ts('Share of time the engine queue is not empty', 'percentunit', [
+        t(`avg by (pod) (avg_over_time((llm_sidecar_engine_requests_waiting{${SEL}} > bool 0)[${RI}:]))`, 'engine queue {{pod}}'),
+        t(`1 - sum(rate(llm_sidecar_requests_waiting_first_token_depth_bucket{${SEL}, le="0.5"}[${RI}]))\n  / sum(rate(llm_sidecar_requests_waiting_first_token_depth_count{${SEL}}[${RI}]))`, 'a request before its first token (queue or prefill)'),
+      ], { max: 1, description: 'Engine queue: the engine says requests wait for a slot (its scrape). "Before its first token" is the sidecar\'s view: any request not yet answered, queued or prefilling, so it is near 100% under steady load without any queueing.' }),
       ts('Engine queue: waiting and running', 'short', [
         t(`sum by (pod) (llm_sidecar_engine_requests_waiting{${SEL}})`, 'waiting {{pod}}'),
         t(`sum by (pod) (llm_sidecar_engine_requests_running{${SEL}})`, 'running {{pod}}'),
@@ -150,7 +169,10 @@ const dashboards = [
       ]),
       ts('Tokens/s', 'short', [t(`sum by (token_type) (rate(llm_sidecar_tokens_total{${SELM}}[${RI}]))`, '{{token_type}}')]),
       ts('Tokens per request (p50)', 'short', quantiles('gen_ai_client_token_usage', SELM, 'token_type', [0.5]).map((x) => ({ ...x, exemplar: false }))),
-      ts('Finish reasons', 'reqps', [t(`sum by (finish_reason) (rate(llm_sidecar_finish_reasons_total{${SEL}}[${RI}]))`, '{{finish_reason}}')]),
+      ts('Finish reasons (all models)', 'reqps', [t(`sum by (finish_reason) (rate(llm_sidecar_finish_reasons_total{${SEL}}[${RI}]))`, '{{finish_reason}}')],
+        { description: 'This series has no model label: the model filter does not apply.' }),
+      ts('Engine preemptions', 'ops', [t(`sum by (pod) (rate(llm_sidecar_engine_preemptions_total{${SEL}}[${RI}]))`, '{{pod}}')],
+        { description: 'Requests the engine preempted (evicted from the KV cache to make room, recomputed later): vLLM num_preemptions. Sustained preemptions mean the KV cache is too small for the batch.' }),
     ],
   },
   {
@@ -158,7 +180,9 @@ const dashboards = [
     description: 'The sidecar itself: scrapes, engine scrape, forwarding delay, drops, JVM.',
     panels: [
       stat('Sidecars up', 'short', [t(`sum(up{job="$job", ${SEL}})`, 'up')], { w: 8 }),
-      stat('Engines up', 'short', [t(`sum(llm_sidecar_engine_up{${SEL}})`, 'engine up')], { w: 8 }),
+      stat('Engines ready', 'short', [t(`sum(llm_sidecar_engine_ready{${SEL}})`, 'ready'),
+        t(`sum(1 - llm_sidecar_engine_started{${SEL}})`, 'still loading')], { w: 8,
+        description: 'Engine health checks passing, and engines that have not passed one since their sidecar started (loading a model).' }),
       stat('Failed or dropped LLM requests (1h)', 'short', [t(`sum(increase(llm_sidecar_requests_total{${SELM}, outcome!="ok"}[1h]))`, 'not ok')], { w: 8, decimals: 0 }),
       ts('Forwarding delay (upstream read to client write)', 's', quantiles('llm_sidecar_chunk_write_delay_seconds', SEL, 'pod', [0.5, 0.99]),
         { description: 'Grows only when a client reads slower than the engine writes; the proxy itself never holds bytes.' }),
@@ -183,9 +207,20 @@ const dashboards = [
         t(`max by (pod) (llm_sidecar_otlp_span_queue_size{${SEL}})`, 'queued {{pod}}'),
         t(`max by (pod) (llm_sidecar_otlp_span_queue_capacity{${SEL}})`, 'capacity {{pod}}'),
       ]),
+      ts('Kept traffic flowing', 'ops', [
+        t(`sum by (reason) (rate(llm_sidecar_upstream_retries_total{${SEL}}[${RI}]))`, 'sent again: {{reason}}'),
+        t(`sum(rate(llm_sidecar_upstream_idle_connections_retired_total{${SEL}}[${RI}]))`, 'idle upstream connections retired'),
+        t(`sum by (peer) (rate(llm_sidecar_connection_errors_total{${SEL}}[${RI}]))`, 'connection errors: {{peer}}'),
+        t(`sum by (when) (rate(llm_sidecar_request_body_too_large_total{${SEL}}[${RI}]))`, '413 body too large: {{when}}'),
+      ], { description: 'A request whose reused upstream connection closed before any response byte is sent once more; idle connections are retired before the engine closes them (docs/reliability.md).' }),
+      ts('include_usage left alone, by reason', 'ops', [
+        t(`sum by (reason) (rate(llm_sidecar_usage_injection_skipped_total{${SEL}}[${RI}]))`, '{{reason}}'),
+        t(`sum by (reason) (rate(llm_sidecar_usage_not_removed_total{${SEL}}[${RI}]))`, 'could not remove: {{reason}}'),
+      ], { description: 'Streams the sidecar did not ask usage for (docs/metrics.md, include_usage injection). "could not remove" should stay at 0.' }),
       ts('JVM heap used', 'bytes', [t(`sum by (pod) (jvm_memory_used_bytes{${SEL}, area="heap"})`, '{{pod}}')]),
       ts('CPU (process)', 'percentunit', [t(`max by (pod) (process_cpu_usage{${SEL}})`, '{{pod}}')]),
-      ts('GC pause time', 's', [t(`sum by (pod) (rate(jvm_gc_pause_seconds_sum{${SEL}}[${RI}]))`, '{{pod}}')]),
+      ts('Share of time in GC pauses', 'percentunit', [t(`sum by (pod) (rate(jvm_gc_pause_seconds_sum{${SEL}}[${RI}]))`, '{{pod}}')],
+        { description: 'Seconds of pause per second of wall time: 0.01 is 1% of the time stopped.' }),
       ts('Live threads and open files', 'short', [
         t(`max by (pod) (jvm_threads_live_threads{${SEL}})`, 'threads {{pod}}'),
         t(`max by (pod) (process_files_open_files{${SEL}})`, 'open files {{pod}}'),
@@ -210,7 +245,7 @@ function render(d) {
       defaults.custom = { thresholdsStyle: { mode: 'line' } };
     }
     const options = p.kind === 'heatmap'
-      ? { calculate: false, yAxis: { unit: 's' }, cellGap: 1, color: { mode: 'scheme', scheme: 'Oranges', steps: 64 },
+      ? { calculate: false, yAxis: { unit: p.unit }, cellGap: 1, color: { mode: 'scheme', scheme: 'Oranges', steps: 64 },
         exemplars: { color: 'rgba(255,0,255,0.7)' }, tooltip: { mode: 'single', yHistogram: true }, legend: { show: true } }
       : p.kind === 'stat'
         ? { reduceOptions: { calcs: ['lastNotNull'], fields: '', values: false }, colorMode: 'value', graphMode: 'none', textMode: 'auto' }

@@ -112,6 +112,11 @@ public final class EngineMetricsScraper {
                 "Engine KV-cache usage 0..1 (NaN when unknown)");
         gauge("llm_sidecar.engine.prefix_cache_hit_ratio", s -> s.snapshot().prefixCacheHitRatio(),
                 "Engine prefix-cache hit ratio 0..1 (vLLM: over the last scrape interval; NaN when unknown)");
+        // the engine's own cumulative count, passed through (it restarts from 0 with the engine, as rate() expects)
+        io.micrometer.core.instrument.FunctionCounter.builder("llm_sidecar.engine.preemptions", this,
+                scraper -> scraper.state.snapshot().preemptions())
+                .description("Requests the engine preempted since it started (vLLM num_preemptions; NaN when unknown)")
+                .register(registry);
         this.okScrapes = scrapeCounter(Outcome.OK);
         this.errorScrapes = scrapeCounter(Outcome.ERROR);
         this.unparseableScrapes = scrapeCounter(Outcome.UNPARSEABLE);

@@ -25,6 +25,7 @@ public final class EngineNormaliser {
     static final String VLLM_PREFIX_QUERIES_DEPRECATED = "vllm:gpu_prefix_cache_queries_total";
     // V0 engine: a ready-made gauge
     static final String VLLM_PREFIX_HIT_RATE_GAUGE = "vllm:gpu_prefix_cache_hit_rate";
+    static final String VLLM_PREEMPTIONS = "vllm:num_preemptions_total";
 
     static final String SGLANG_WAITING = "sglang:num_queue_reqs";
     static final String SGLANG_RUNNING = "sglang:num_running_reqs";
@@ -100,7 +101,7 @@ public final class EngineNormaliser {
             hitRatio = mean(samples, VLLM_PREFIX_HIT_RATE_GAUGE);
         }
         return new EngineSnapshot(EngineKind.VLLM, sum(samples, VLLM_WAITING), sum(samples, VLLM_RUNNING), kv,
-                hitRatio, hits, queries);
+                hitRatio, hits, queries, sum(samples, VLLM_PREEMPTIONS));
     }
 
     /**

@@ -13,15 +13,25 @@ import java.util.Objects;
  * @param prefixCacheHitRatio  prefix-cache hit ratio 0..1 (vLLM: over the last scrape interval)
  * @param prefixCacheHits      raw cumulative prefix-cache hit counter (tokens: vLLM, llama.cpp), summed; NaN if absent
  * @param prefixCacheQueries   raw cumulative prefix-cache query counter (prompt tokens), summed; NaN if absent
+ * @param preemptions          cumulative requests preempted by the engine (vLLM num_preemptions), summed; NaN if
+ *     the engine does not report it
  */
 public record EngineSnapshot(EngineKind kind, double requestsWaiting, double requestsRunning,
-        double kvCacheUsageRatio, double prefixCacheHitRatio, double prefixCacheHits, double prefixCacheQueries) {
+        double kvCacheUsageRatio, double prefixCacheHitRatio, double prefixCacheHits, double prefixCacheQueries,
+        double preemptions) {
 
     private static final EngineSnapshot UNKNOWN = new EngineSnapshot(EngineKind.UNKNOWN, Double.NaN, Double.NaN,
-            Double.NaN, Double.NaN, Double.NaN, Double.NaN);
+            Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN);
 
     public EngineSnapshot {
         Objects.requireNonNull(kind, "kind");
+    }
+
+    /** Without a preemption count (engines that do not report one). */
+    public EngineSnapshot(EngineKind kind, double requestsWaiting, double requestsRunning, double kvCacheUsageRatio,
+            double prefixCacheHitRatio, double prefixCacheHits, double prefixCacheQueries) {
+        this(kind, requestsWaiting, requestsRunning, kvCacheUsageRatio, prefixCacheHitRatio, prefixCacheHits,
+                prefixCacheQueries, Double.NaN);
     }
 
     /** Nothing known: what the sidecar reports while the engine is down or unrecognised. */

@@ -11,6 +11,14 @@ final class FinishReasons {
     private FinishReasons() {
     }
 
+    /** Every label value, "none" and "other" included. */
+    static java.util.List<String> labels() {
+        java.util.List<String> all = new java.util.ArrayList<>(new java.util.TreeSet<>(KNOWN));
+        all.add("none");
+        all.add("other");
+        return all;
+    }
+
     static String label(String reason) {
         if (reason == null) {
             return "none";

@@ -70,6 +70,7 @@ public final class LlmMetrics {
                 .publishPercentileHistogram(false).register(registry);
         this.chunkWriteDelay = latencyTimer("llm_sidecar.chunk_write_delay", Tags.empty(),
                 "Time from a response chunk's arrival from upstream until it was written to the client socket");
+        registerKnownCounters();
     }
 
     /** Latency bucket bounds in seconds, SLO thresholds included (the OTLP histograms use the same). */
@@ -162,11 +163,8 @@ public final class LlmMetrics {
         if (r.cachedTokens() >= 0) {
             m.cachedTokensTotal.increment(r.cachedTokens());
         }
-        cache.counter("llm_sidecar.output_token_source",
-                "Finished LLM requests by where their output token count came from",
-                "source", r.outputTokenSource().label()).increment();
-        cache.counter("llm_sidecar.finish_reasons", "Finished LLM requests by finish_reason",
-                "finish_reason", FinishReasons.label(r.finishReason())).increment();
+        tokenSource(r.outputTokenSource().label()).increment();
+        finishReason(FinishReasons.label(r.finishReason())).increment();
         if (r.undecodableChunks() > 0) {
             cache.counter("llm_sidecar.undecodable_chunks",
                     "Response chunks or bodies that could not be decoded (forwarded untouched)",
@@ -199,8 +197,45 @@ public final class LlmMetrics {
 
     /** Every proxied request, LLM or not, by route kind and status class (e.g. "2xx", or "none" without response). */
     public void httpRequest(String route, String statusClass) {
-        cache.counter("llm_sidecar.http_requests", "Proxied HTTP requests by route (llm, other) and status class",
-                "route", route, "status_class", statusClass).increment();
+        httpRequests(route, statusClass).increment();
+    }
+
+    private Counter httpRequests(String route, String statusClass) {
+        return cache.counter("llm_sidecar.http_requests", "Proxied HTTP requests by route (llm, other) and status class",
+                "route", route, "status_class", statusClass);
+    }
+
+    private Counter tokenSource(String source) {
+        return cache.counter("llm_sidecar.output_token_source",
+                "Finished LLM requests by where their output token count came from", "source", source);
+    }
+
+    private Counter finishReason(String reason) {
+        return cache.counter("llm_sidecar.finish_reasons", "Finished LLM requests by finish_reason",
+                "finish_reason", reason);
+    }
+
+    private Counter notInspected(String reason) {
+        return cache.counter("llm_sidecar.body_inspection_skipped",
+                "LLM request bodies forwarded without inspection (not_json, too_large)", "reason", reason);
+    }
+
+    /**
+     * Counters without a model label whose label values are all known are exported at 0 from the start, so a
+     * dashboard shows 0 where nothing happened yet, not "No data".
+     */
+    private void registerKnownCounters() {
+        for (String route : List.of("llm", "other")) {
+            for (String statusClass : List.of("2xx", "3xx", "4xx", "5xx", "none")) {
+                httpRequests(route, statusClass);
+            }
+        }
+        for (TokenCountSource source : TokenCountSource.values()) {
+            tokenSource(source.label());
+        }
+        FinishReasons.labels().forEach(this::finishReason);
+        notInspected("not_json");
+        notInspected("too_large");
     }
 
     /** Counters of what the proxy did to keep traffic flowing and bytes exact. */
@@ -209,8 +244,7 @@ public final class LlmMetrics {
     }
 
     public void bodyNotInspected(String reason) {
-        cache.counter("llm_sidecar.body_inspection_skipped",
-                "LLM request bodies forwarded without inspection (not_json, too_large)", "reason", reason).increment();
+        notInspected(reason).increment();
     }
 
     private Timer latencyTimer(String name, Tags tags, String description) {

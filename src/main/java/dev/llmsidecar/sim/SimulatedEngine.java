@@ -407,6 +407,8 @@ public final class SimulatedEngine {
                 prefixHits);
         counter(sb, "vllm:prompt_tokens", "Number of prefill tokens processed.", m, promptTokensTotal);
         counter(sb, "vllm:generation_tokens", "Number of generation tokens processed.", m, generationTokensTotal);
+        // the simulator never preempts (a fixed number of slots, no KV-cache pressure), and says so as vLLM does
+        counter(sb, "vllm:num_preemptions", "Cumulative number of preemption from the engine.", m, 0);
         counter(sb, "vllm:request_success", "Count of successfully processed requests.",
                 "{finished_reason=\"length\",model_name=\"" + behaviour.model() + "\"}", successTotal);
         return sb.toString();

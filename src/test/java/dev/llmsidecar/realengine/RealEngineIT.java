@@ -406,6 +406,46 @@ class RealEngineIT {
     }
 
     @Test
+    void readinessFollowsTheEngineThroughModelLoadAndACrash() throws Exception {
+        int port = Processes.freePort();
+        try (Processes.Sidecar follower = new Processes.Sidecar("http://127.0.0.1:" + port, Map.of(
+                "SIDECAR_ENGINE_READINESS_FOLLOWS_ENGINE", "true", "SIDECAR_ENGINE_HEALTH_INTERVAL", "PT0.2S"))) {
+            String ready = "http://127.0.0.1:" + follower.managementPort + "/q/health/ready";
+            // no engine yet (a model still loading): no traffic, and not "down"
+            assertThat(Processes.get(ready).statusCode()).isEqualTo(503);
+            Scrape loading = new Scrape(follower.metrics());
+            assertThat(loading.sum("llm_sidecar_engine_started")).isZero();
+            Processes.Running late = Processes.llamaServer(port);
+            try {
+                awaitStatus(ready, 200);
+                Scrape up = new Scrape(follower.metrics());
+                assertThat(up.sum("llm_sidecar_engine_started")).isEqualTo(1);
+                assertThat(up.sum("llm_sidecar_engine_ready")).isEqualTo(1);
+            } finally {
+                late.close();
+            }
+            // the engine went down: out of rotation, and "started" stays 1 (down, not loading)
+            awaitStatus(ready, 503);
+            Scrape down = new Scrape(follower.metrics());
+            assertThat(down.sum("llm_sidecar_engine_ready")).isZero();
+            assertThat(down.sum("llm_sidecar_engine_started")).isEqualTo(1);
+        }
+    }
+
+    static void awaitStatus(String url, int status) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        int last = -1;
+        while (System.nanoTime() < deadline) {
+            last = Processes.get(url).statusCode();
+            if (last == status) {
+                return;
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError(url + " answered " + last + ", not " + status);
+    }
+
+    @Test
     void sigtermTakesThePodOutOfRotationAndLetsOpenStreamsFinish() throws Exception {
         try (Processes.Sidecar draining = new Processes.Sidecar("http://127.0.0.1:" + enginePort, Map.of())) {
             String ready = "http://127.0.0.1:" + draining.managementPort + "/q/health/ready";
