@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# Copies deploy/prometheus/rules.yml (the source of truth) into the kustomize PrometheusRule and the Helm chart.
-# Run after every edit of rules.yml; OpsManifestsTest fails while the copies differ.
+# Copies the sources of truth into the places that cannot read them directly (a Helm chart and a kustomize root
+# only load files inside their own directory):
+#   deploy/prometheus/rules.yml -> charts/llm-sidecar/files/rules.yml, deploy/kustomize/prometheusrule.yaml and
+#                                  deploy/kustomize/add-to-existing/prometheusrule.yaml (PrometheusRule)
+#   grafana/dashboards/*.json   -> charts/llm-sidecar/files/dashboards/ (same names, byte for byte)
+# Run after every edit of rules.yml or the dashboards; OpsRulesTest, OpsManifestsTest and OpsHelmChartTest fail
+# while the copies differ.
 set -euo pipefail
 cd "$(dirname "$0")"
 chart=../../charts/llm-sidecar/files/rules.yml
@@ -9,6 +14,7 @@ mkdir -p "$(dirname "$chart")"
   echo "# GENERATED from deploy/prometheus/rules.yml by deploy/prometheus/sync.sh; do not edit."
   grep -v '^#' rules.yml
 } > "$chart"
+rule=../kustomize/prometheusrule.yaml
 {
   cat <<'HEAD'
 # GENERATED from deploy/prometheus/rules.yml by deploy/prometheus/sync.sh; do not edit.
@@ -22,5 +28,12 @@ metadata:
 spec:
 HEAD
   grep -v '^#' rules.yml | sed 's/^/  /'
-} > ../kustomize/prometheusrule.yaml
-echo "synced rules.yml -> $chart, ../kustomize/prometheusrule.yaml"
+} > "$rule"
+cp "$rule" ../kustomize/add-to-existing/prometheusrule.yaml
+dashboards=../../charts/llm-sidecar/files/dashboards
+mkdir -p "$dashboards"
+# a dashboard removed from grafana/ must leave the chart too
+rm -f "$dashboards"/*.json
+cp ../../grafana/dashboards/*.json "$dashboards"/
+echo "synced rules.yml -> $chart, $rule, ../kustomize/add-to-existing/prometheusrule.yaml;" \
+  "grafana/dashboards/*.json -> $dashboards/"

@@ -38,3 +38,53 @@ exec:
     - -c
     - {{ printf "import urllib.request; urllib.request.urlopen('http://127.0.0.1:%v/health', timeout=3)" .Values.engine.port | quote }}
 {{- end }}
+
+{{- define "llm-sidecar.image" -}}
+{{- $repository := required "image.repository is required: no image is published; build src/main/docker/Dockerfile.jvm and push it to your registry (docs/deployment.md)" .Values.image.repository }}
+{{- printf "%s:%s" $repository (.Values.image.tag | default .Chart.AppVersion) }}
+{{- end }}
+
+{{/*
+"true" when a Prometheus Operator object is to be rendered: enabled auto (only if the cluster serves
+monitoring.coreos.com/v1/<kind>), true or false. Call with (dict "root" $ "key" "serviceMonitor.enabled" "enabled"
+.Values.serviceMonitor.enabled "kind" "ServiceMonitor").
+*/}}
+{{- define "llm-sidecar.crdEnabled" -}}
+{{- $enabled := toString .enabled }}
+{{- if eq $enabled "auto" }}
+{{- if .root.Capabilities.APIVersions.Has (printf "monitoring.coreos.com/v1/%s" .kind) }}true{{ end }}
+{{- else if eq $enabled "true" }}true
+{{- else if ne $enabled "false" }}
+{{- fail (printf "%s must be auto, true or false, not %q" .key $enabled) }}
+{{- end }}
+{{- end }}
+
+{{- define "llm-sidecar.serviceMonitorEnabled" -}}
+{{- include "llm-sidecar.crdEnabled" (dict "root" . "key" "serviceMonitor.enabled" "enabled" .Values.serviceMonitor.enabled "kind" "ServiceMonitor") }}
+{{- end }}
+
+{{- define "llm-sidecar.podMonitorEnabled" -}}
+{{- include "llm-sidecar.crdEnabled" (dict "root" . "key" "podMonitor.enabled" "enabled" .Values.podMonitor.enabled "kind" "PodMonitor") }}
+{{- end }}
+
+{{- define "llm-sidecar.prometheusRulesEnabled" -}}
+{{- include "llm-sidecar.crdEnabled" (dict "root" . "key" "prometheusRules.enabled" "enabled" .Values.prometheusRules.enabled "kind" "PrometheusRule") }}
+{{- end }}
+
+{{/* Seconds of the pod's shutdown: explicit terminationGracePeriodSeconds (checked) or preStop + grace + 10. */}}
+{{- define "llm-sidecar.terminationGracePeriodSeconds" -}}
+{{- $minimum := add (int .Values.drain.preStopSeconds) (int .Values.drain.graceSeconds) 5 }}
+{{- $explicit := toString .Values.terminationGracePeriodSeconds }}
+{{- if and (ne $explicit "") (ne $explicit "<nil>") }}
+{{- if lt (int .Values.terminationGracePeriodSeconds) $minimum }}
+{{- fail (printf "terminationGracePeriodSeconds=%s is below drain.preStopSeconds + drain.graceSeconds + 5 = %d: the kubelet would kill the pod while the sidecar still drains streams; raise it or leave it empty (derived)" $explicit $minimum) }}
+{{- end }}
+{{- int .Values.terminationGracePeriodSeconds }}
+{{- else }}
+{{- add $minimum 5 }}
+{{- end }}
+{{- end }}
+
+{{- define "llm-sidecar.modelCacheClaim" -}}
+{{- .Values.engine.modelCache.persistentVolumeClaim.existingClaim | default (printf "%s-model-cache" (include "llm-sidecar.fullname" .)) }}
+{{- end }}

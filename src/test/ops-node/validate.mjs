@@ -12,6 +12,13 @@
 //   node validate.mjs rules-sync <rules.yml> <file>...
 //                                              the rule groups in each file (plain, or a PrometheusRule's spec, e.g.
 //                                              helm/kustomize output) equal rules.yml's (runbook base URL aside)
+//   node validate.mjs selects <file.yaml>...   every ServiceMonitor / PodMonitor selects objects of these files: a
+//                                              ServiceMonitor Services that have its endpoint ports and select pod
+//                                              templates with the target ports; a PodMonitor pod templates with its
+//                                              ports (prints what each one selects)
+//   node validate.mjs configmap-files <file.yaml> <configmap> <dir>
+//                                              the ConfigMap's data is exactly dir's *.json files, byte for byte
+//   node validate.mjs json <file.yaml>         prints the YAML documents as one JSON array (for structural asserts)
 // Exit 0 when everything is valid; otherwise prints every problem and exits 1.
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -156,12 +163,79 @@ function rulesSync(source, files) {
   console.log(`rules-sync: ${files.length} copies compared`);
 }
 
+// matchLabels only: the manifests select by labels, and an unsupported selector must not pass unnoticed
+function matches(selector, labels, where) {
+  if (!selector || selector.matchExpressions) problems.push(`${where}: selector without matchLabels or with matchExpressions`);
+  const want = selector?.matchLabels ?? selector ?? {};
+  if (Object.keys(want).length === 0) problems.push(`${where}: empty selector`);
+  return Object.entries(want).every(([k, v]) => labels?.[k] === v);
+}
+
+function selects(files) {
+  const docs = files.flatMap((f) => loadDocs(f));
+  const ns = (o) => o.metadata?.namespace ?? '';
+  const workloads = docs.filter((d) => ['Deployment', 'StatefulSet', 'DaemonSet'].includes(d.kind));
+  const containerPorts = (w) => (w.spec.template.spec.containers ?? []).flatMap((c) => c.ports ?? []);
+  const monitors = docs.filter((d) => ['ServiceMonitor', 'PodMonitor'].includes(d.kind));
+  if (monitors.length === 0) problems.push(`no ServiceMonitor or PodMonitor in ${files.join(', ')}`);
+  for (const m of monitors) {
+    const where = `${m.kind}/${m.metadata.name}`;
+    const endpoints = m.kind === 'ServiceMonitor' ? m.spec.endpoints : m.spec.podMetricsEndpoints;
+    const ports = (endpoints ?? []).map((e) => e.port);
+    if (ports.length === 0 || ports.some((p) => !p)) problems.push(`${where}: every endpoint needs a port name`);
+    if (m.kind === 'PodMonitor') {
+      const pods = workloads.filter((w) => ns(w) === ns(m) && matches(m.spec.selector, w.spec.template.metadata?.labels, where));
+      if (pods.length === 0) problems.push(`${where}: selects no pod template`);
+      for (const w of pods) {
+        for (const p of ports) {
+          if (!containerPorts(w).some((c) => c.name === p)) problems.push(`${where}: ${w.kind}/${w.metadata.name} has no container port ${p}`);
+          console.log(`${where} -> ${w.kind}/${w.metadata.name} port ${p}`);
+        }
+      }
+      continue;
+    }
+    const services = docs.filter((d) => d.kind === 'Service' && ns(d) === ns(m) && matches(m.spec.selector, d.metadata?.labels, where));
+    if (services.length === 0) problems.push(`${where}: selects no Service`);
+    for (const s of services) {
+      for (const p of ports) {
+        const sp = (s.spec.ports ?? []).find((x) => x.name === p);
+        if (!sp) { problems.push(`${where}: Service/${s.metadata.name} has no port ${p}`); continue; }
+        const pods = workloads.filter((w) => ns(w) === ns(s) && matches({ matchLabels: s.spec.selector }, w.spec.template.metadata?.labels, `Service/${s.metadata.name}`));
+        if (pods.length === 0) problems.push(`${where}: Service/${s.metadata.name} selects no pod template`);
+        for (const w of pods) {
+          const target = sp.targetPort ?? sp.port;
+          if (!containerPorts(w).some((c) => c.name === target || c.containerPort === target)) {
+            problems.push(`${where}: ${w.kind}/${w.metadata.name} has no container port ${target} (Service/${s.metadata.name})`);
+          }
+          console.log(`${where} -> Service/${s.metadata.name} port ${p} -> ${w.kind}/${w.metadata.name} port ${target}`);
+        }
+      }
+    }
+  }
+}
+
+function configmapFiles(file, name, dir) {
+  const cm = loadDocs(file).find((d) => d.kind === 'ConfigMap' && d.metadata?.name === name);
+  if (!cm) { problems.push(`${file}: no ConfigMap ${name}`); return; }
+  const want = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+  const have = Object.keys(cm.data ?? {}).sort();
+  if (JSON.stringify(want) !== JSON.stringify(have)) problems.push(`ConfigMap ${name} has ${have.join(', ')}; ${dir} has ${want.join(', ')}`);
+  for (const f of want) {
+    if (cm.data?.[f] !== undefined && cm.data[f] !== readFileSync(join(dir, f), 'utf8')) problems.push(`ConfigMap ${name}: ${f} differs from ${join(dir, f)}`);
+  }
+  if (want.length === 0) problems.push(`no *.json in ${dir}`);
+  console.log(`configmap-files: ${have.length} files in ConfigMap ${name} compared with ${dir}`);
+}
+
 const [cmd, ...args] = process.argv.slice(2);
 if (cmd === 'dashboards') await dashboards(resolve(args[0]));
 else if (cmd === 'k8s') await k8s(args.map((a) => resolve(a)));
 else if (cmd === 'rules') rules(...args.map((a) => resolve(a)));
 else if (cmd === 'rules-sync') rulesSync(resolve(args[0]), args.slice(1).map((a) => resolve(a)));
-else { console.error('usage: node validate.mjs dashboards <dir> | k8s <file.yaml>... | rules <rules> <tests> <runbooks> | rules-sync <rules> <file>...'); process.exit(2); }
+else if (cmd === 'selects') selects(args.map((a) => resolve(a)));
+else if (cmd === 'json') console.log(JSON.stringify(loadDocs(resolve(args[0]))));
+else if (cmd === 'configmap-files') configmapFiles(resolve(args[0]), args[1], resolve(args[2]));
+else { console.error('usage: node validate.mjs dashboards <dir> | k8s <file.yaml>... | rules <rules> <tests> <runbooks> | rules-sync <rules> <file>... | selects <file.yaml>... | configmap-files <file.yaml> <configmap> <dir> | json <file.yaml>'); process.exit(2); }
 if (problems.length) {
   console.error(problems.join('\n'));
   process.exit(1);

@@ -48,6 +48,7 @@ class OpsRulesTest {
     void chartAndKustomizeCarryTheSameRules() {
         OpsTools.nodeValidate("rules-sync", DIR.resolve("rules.yml").toString(),
                 OpsTools.ROOT.resolve("deploy/kustomize/prometheusrule.yaml").toString(),
+                OpsTools.ROOT.resolve("deploy/kustomize/add-to-existing/prometheusrule.yaml").toString(),
                 OpsTools.ROOT.resolve("charts/llm-sidecar/files/rules.yml").toString())
                 .assertOk("rule copies in sync (run deploy/prometheus/sync.sh)");
     }
