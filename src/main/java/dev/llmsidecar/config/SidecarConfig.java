@@ -111,14 +111,19 @@ public interface SidecarConfig {
     }
 
     interface Metrics {
-        /** Histogram upper bounds in seconds for every latency series (TTFT, TPOT, ITL, E2E, chunk gaps). */
-        @WithDefault("0.001,0.002,0.003,0.005,0.0075,0.01,0.015,0.02,0.025,0.03,0.04,0.05,0.06,0.075,0.1,"
-                + "0.125,0.15,0.2,0.25,0.3,0.4,0.5,0.75,1,1.5,2,2.5,3,4,5,7.5,10,15,20,30,45,60,90,120,180,300,600,900")
-        List<Double> latencyBuckets();
+        /**
+         * Histogram bounds: default (1 ms to 2 h for every latency, 4^k tokens), vllm (vLLM's own bounds per series,
+         * so le lines up with a vLLM dashboard) or otel (the GenAI semantic conventions' advice). SLO thresholds are
+         * added to every latency histogram either way.
+         */
+        @WithDefault("default")
+        String bucketPreset();
 
-        /** Histogram upper bounds for token counts (OTel GenAI recommended boundaries). */
-        @WithDefault("1,4,16,64,256,1024,4096,16384,65536,262144,1048576,4194304,16777216,67108864")
-        List<Double> tokenBuckets();
+        /** Explicit bounds in seconds for every latency histogram, instead of the preset's. */
+        Optional<List<Double>> latencyBuckets();
+
+        /** Explicit bounds for token-count histograms, instead of the preset's. */
+        Optional<List<Double>> tokenBuckets();
 
         /** Distinct model label values kept; later unknown models are reported as model="other". */
         @WithDefault("50")
@@ -172,6 +177,13 @@ public interface SidecarConfig {
 
             @WithDefault("0.99")
             double itlQuantile();
+
+            /**
+             * Also judge responses that do not stream by the TTFT threshold (their TTFT is their E2E). Off: a TTFT
+             * objective judges streams only, and an E2E objective is the one for whole responses.
+             */
+            @WithDefault("false")
+            boolean ttftNonStreaming();
 
             /** Share of requests that must be good, e.g. 0.99; exported for burn-rate alerts. */
             @WithDefault("0.99")

@@ -1,6 +1,7 @@
 package dev.llmsidecar.engine;
 
-import io.micrometer.core.instrument.Gauge;
+import dev.llmsidecar.export.contract.Contract;
+import dev.llmsidecar.export.contract.Recorders;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
@@ -33,18 +34,17 @@ public final class EngineHealth {
     private boolean probing;
 
     public EngineHealth(Vertx vertx, MeterRegistry registry, URI url, Duration interval, Duration timeout) {
+        this(vertx, Recorders.prometheus(registry), url, interval, timeout);
+    }
+
+    public EngineHealth(Vertx vertx, Recorders recorders, URI url, Duration interval, Duration timeout) {
         this.vertx = Objects.requireNonNull(vertx);
         this.url = Objects.requireNonNull(url);
         this.intervalMillis = Math.max(1, interval.toMillis());
         this.timeoutMillis = Math.max(1, timeout.toMillis());
         this.context = vertx.getOrCreateContext();
-        Gauge.builder("llm_sidecar.engine.ready", this, h -> h.ready ? 1 : 0)
-                .description("1 when the engine's health endpoint answered 2xx at the last probe, else 0")
-                .register(registry);
-        Gauge.builder("llm_sidecar.engine.started", this, h -> h.started ? 1 : 0)
-                .description("1 once the engine has been ready at least once since the sidecar started, else 0 "
-                        + "(still loading its model)")
-                .register(registry);
+        recorders.observe(Contract.ENGINE_READY, () -> ready ? 1 : 0);
+        recorders.observe(Contract.ENGINE_STARTED, () -> started ? 1 : 0);
     }
 
     public void start() {

@@ -1,7 +1,9 @@
 package dev.llmsidecar.engine;
 
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.Gauge;
+import dev.llmsidecar.export.contract.Contract;
+import dev.llmsidecar.export.contract.Recorder.Bound;
+import dev.llmsidecar.export.contract.Recorders;
+import dev.llmsidecar.export.contract.Series;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.Context;
@@ -63,14 +65,14 @@ public final class EngineMetricsScraper {
     }
 
     private final Vertx vertx;
-    private final MeterRegistry registry;
+    private final Recorders recorders;
     private final String url;
     private final long intervalMillis;
     private final long timeoutMillis;
     private final Context context;
-    private final Counter okScrapes;
-    private final Counter errorScrapes;
-    private final Counter unparseableScrapes;
+    private final Bound okScrapes;
+    private final Bound errorScrapes;
+    private final Bound unparseableScrapes;
 
     private volatile State state = new State(false, EngineSnapshot.unknown(), null);
 
@@ -90,8 +92,12 @@ public final class EngineMetricsScraper {
      * @param timeout  deadline for a whole scrape: connect, headers and body
      */
     public EngineMetricsScraper(Vertx vertx, MeterRegistry registry, URI url, Duration interval, Duration timeout) {
+        this(vertx, Recorders.prometheus(registry), url, interval, timeout);
+    }
+
+    public EngineMetricsScraper(Vertx vertx, Recorders recorders, URI url, Duration interval, Duration timeout) {
         this.vertx = Objects.requireNonNull(vertx, "vertx");
-        this.registry = Objects.requireNonNull(registry, "registry");
+        this.recorders = Objects.requireNonNull(recorders, "recorders");
         Objects.requireNonNull(url, "url");
         String scheme = url.getScheme() == null ? "" : url.getScheme().toLowerCase(Locale.ROOT);
         if (!(scheme.equals("http") || scheme.equals("https")) || url.getHost() == null) {
@@ -102,21 +108,13 @@ public final class EngineMetricsScraper {
         this.timeoutMillis = positiveMillis(timeout, "timeout");
         this.context = vertx.getOrCreateContext();
 
-        gauge("llm_sidecar.engine.up", s -> s.up() ? 1 : 0,
-                "1 when the last scrape of the engine's metrics endpoint succeeded and was recognised, else 0");
-        gauge("llm_sidecar.engine.requests_waiting", s -> s.snapshot().requestsWaiting(),
-                "Requests queued inside the engine, as the engine reports it (NaN when unknown)");
-        gauge("llm_sidecar.engine.requests_running", s -> s.snapshot().requestsRunning(),
-                "Requests in the engine's running batch, as the engine reports it (NaN when unknown)");
-        gauge("llm_sidecar.engine.kv_cache_usage_ratio", s -> s.snapshot().kvCacheUsageRatio(),
-                "Engine KV-cache usage 0..1 (NaN when unknown)");
-        gauge("llm_sidecar.engine.prefix_cache_hit_ratio", s -> s.snapshot().prefixCacheHitRatio(),
-                "Engine prefix-cache hit ratio 0..1 (vLLM: over the last scrape interval; NaN when unknown)");
+        gauge(Contract.ENGINE_UP, s -> s.up() ? 1 : 0);
+        gauge(Contract.ENGINE_WAITING, s -> s.snapshot().requestsWaiting());
+        gauge(Contract.ENGINE_RUNNING, s -> s.snapshot().requestsRunning());
+        gauge(Contract.ENGINE_KV, s -> s.snapshot().kvCacheUsageRatio());
+        gauge(Contract.ENGINE_PREFIX_HIT, s -> s.snapshot().prefixCacheHitRatio());
         // the engine's own cumulative count, passed through (it restarts from 0 with the engine, as rate() expects)
-        io.micrometer.core.instrument.FunctionCounter.builder("llm_sidecar.engine.preemptions", this,
-                scraper -> scraper.state.snapshot().preemptions())
-                .description("Requests the engine preempted since it started (vLLM num_preemptions; NaN when unknown)")
-                .register(registry);
+        gauge(Contract.ENGINE_PREEMPTIONS, s -> s.snapshot().preemptions());
         this.okScrapes = scrapeCounter(Outcome.OK);
         this.errorScrapes = scrapeCounter(Outcome.ERROR);
         this.unparseableScrapes = scrapeCounter(Outcome.UNPARSEABLE);
@@ -228,7 +226,7 @@ public final class EngineMetricsScraper {
         }
         registerInfo(snapshot.kind());
         state = new State(true, snapshot, snapshot.kind());
-        okScrapes.increment();
+        okScrapes.record(1);
     }
 
     private void connected(HttpConnection conn) {
@@ -250,7 +248,7 @@ public final class EngineMetricsScraper {
     private void down(Outcome outcome, EngineKind infoKind) {
         normaliser.forget(); // the next good scrape is a first one: no prefix ratio across a gap or restart
         state = new State(false, EngineSnapshot.unknown(), infoKind);
-        (outcome == Outcome.ERROR ? errorScrapes : unparseableScrapes).increment();
+        (outcome == Outcome.ERROR ? errorScrapes : unparseableScrapes).record(1);
     }
 
     /**
@@ -260,25 +258,19 @@ public final class EngineMetricsScraper {
      */
     private void registerInfo(EngineKind kind) {
         if (infoRegistered.add(kind)) {
-            Gauge.builder("llm_sidecar.engine.info", this, s -> s.state.infoKind() == kind ? 1 : 0)
-                    .tag("engine", kind.label())
-                    .description("The inference engine detected behind the sidecar (1 for the current one)")
-                    .strongReference(true)
-                    .register(registry);
+            recorders.observe(Contract.ENGINE_INFO, () -> state.infoKind() == kind ? 1 : 0, kind.label());
         }
     }
 
-    private void gauge(String name, ToDoubleFunction<State> value, String description) {
-        // strong reference: the registry must keep reading this scraper even if the caller drops it
-        Gauge.builder(name, this, s -> value.applyAsDouble(s.state))
-                .description(description).strongReference(true).register(registry);
+    private void gauge(Series series, ToDoubleFunction<State> value) {
+        recorders.observe(series, () -> value.applyAsDouble(state));
     }
 
-    private Counter scrapeCounter(Outcome outcome) {
-        return Counter.builder("llm_sidecar.engine.scrapes").tag("result", outcome.tag())
-                .description("Scrapes of the engine's metrics endpoint by result: ok, error "
-                        + "(connect / timeout / non-2xx / oversized), unparseable (no recognised engine metric)")
-                .register(registry);
+    /** Scrapes by result: ok, error (connect / timeout / non-2xx / oversized), unparseable (no engine metric). */
+    private Bound scrapeCounter(Outcome outcome) {
+        Bound counter = recorders.bound(Contract.ENGINE_SCRAPES, outcome.tag());
+        counter.record(0);
+        return counter;
     }
 
     private static long positiveMillis(Duration duration, String what) {

@@ -1,7 +1,8 @@
 package dev.llmsidecar.engine;
 
 import dev.llmsidecar.config.SidecarConfig;
-import io.micrometer.core.instrument.MeterRegistry;
+import dev.llmsidecar.export.TelemetryProducer;
+import dev.llmsidecar.export.contract.Recorders;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import io.vertx.core.Vertx;
@@ -19,10 +20,12 @@ public class EngineScrapeLifecycle {
     private EngineMetricsScraper scraper;
     private EngineHealth health;
 
-    void start(@Observes StartupEvent event, Vertx vertx, MeterRegistry registry, SidecarConfig config) {
+    void start(@Observes StartupEvent event, Vertx vertx, TelemetryProducer telemetry, SidecarConfig config) {
         SidecarConfig.Engine engine = config.engine();
+        // the engine's signals go to every backend of the metrics contract, OTLP included
+        Recorders recorders = telemetry.telemetry().recorders();
         if (engine.healthEnabled()) {
-            health = new EngineHealth(vertx, registry, under(config.upstream().url(), engine.healthPath()),
+            health = new EngineHealth(vertx, recorders, under(config.upstream().url(), engine.healthPath()),
                     engine.healthInterval(), engine.scrapeTimeout());
             health.start();
         }
@@ -30,7 +33,7 @@ public class EngineScrapeLifecycle {
             return;
         }
         URI url = engine.metricsUrl().orElseGet(() -> defaultUrl(config.upstream().url()));
-        scraper = new EngineMetricsScraper(vertx, registry, url, engine.scrapeInterval(), engine.scrapeTimeout());
+        scraper = new EngineMetricsScraper(vertx, recorders, url, engine.scrapeInterval(), engine.scrapeTimeout());
         scraper.start();
     }
 

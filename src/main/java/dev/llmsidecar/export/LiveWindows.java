@@ -6,8 +6,8 @@ import dev.llmsidecar.timeline.RequestResult;
 import dev.llmsidecar.window.LatencyWindows;
 import dev.llmsidecar.window.Metric;
 import dev.llmsidecar.window.WindowStats;
-import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.MeterRegistry;
+import dev.llmsidecar.export.contract.Contract;
+import dev.llmsidecar.export.contract.Recorders;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
 import java.util.List;
@@ -25,7 +25,7 @@ public final class LiveWindows {
 
     private static final List<Metric> DRIFT_METRICS = List.of(Metric.TTFT, Metric.TPOT);
 
-    private final MeterRegistry registry;
+    private final Recorders recorders;
     private final LatencyWindows windows;
     private final SidecarConfig.Windows config;
     private final Set<String> gaugedModels = ConcurrentHashMap.newKeySet();
@@ -34,8 +34,8 @@ public final class LiveWindows {
     private volatile Map<String, Map<Metric, Map<Duration, WindowStats>>> cached;
     private volatile long cachedAt;
 
-    public LiveWindows(MeterRegistry registry, SidecarConfig.Windows config, LongSupplier nanoClock) {
-        this.registry = registry;
+    public LiveWindows(Recorders recorders, SidecarConfig.Windows config, LongSupplier nanoClock) {
+        this.recorders = recorders;
         this.config = config;
         List<Duration> durations = config.durations();
         if (!durations.contains(config.driftShort()) || !durations.contains(config.driftBaseline())) {
@@ -60,7 +60,11 @@ public final class LiveWindows {
         return s;
     }
 
-    /** Only successful requests: failures have their own series and would blur the latency percentiles. */
+    /**
+     * Only successful requests: failures have their own series and would blur the latency percentiles. TTFT of
+     * streaming requests only: a response that does not stream has its E2E as TTFT, which would poison the TTFT
+     * p99 and its drift.
+     */
     public void record(String model, RequestResult r) {
         if (r.outcome() != Outcome.OK) {
             return;
@@ -68,7 +72,7 @@ public final class LiveWindows {
         if (gaugedModels.add(model)) {
             registerGauges(model);
         }
-        if (r.ttftNanos() >= 0) {
+        if (r.streaming() && r.ttftNanos() >= 0) {
             windows.record(model, Metric.TTFT, r.ttftNanos());
         }
         if (r.tpotNanos() >= 0) {
@@ -82,17 +86,12 @@ public final class LiveWindows {
         for (Metric m : DRIFT_METRICS) {
             String metric = m.name().toLowerCase(Locale.ROOT);
             for (Duration w : config.durations()) {
-                Gauge.builder("llm_sidecar.latency_window_p99", () -> seconds(
-                        snapshot().getOrDefault(model, Map.of()).getOrDefault(m, Map.of()).get(w)))
-                        .tags("model", model, "metric", metric, "window", label(w))
-                        .description("p99 over a sliding window (HdrHistogram), successful requests")
-                        .baseUnit("seconds").register(registry);
+                recorders.observe(Contract.WINDOW_P99, () -> seconds(
+                        snapshot().getOrDefault(model, Map.of()).getOrDefault(m, Map.of()).get(w)),
+                        model, metric, label(w));
             }
-            Gauge.builder("llm_sidecar.latency_p99_drift_ratio", () -> windows.drift(model, m, config.driftShort(),
-                    config.driftBaseline(), config.driftMinSamples()))
-                    .tags("model", model, "metric", metric)
-                    .description("p99 over the short window / p99 over the baseline window; NaN on thin data")
-                    .register(registry);
+            recorders.observe(Contract.DRIFT, () -> windows.drift(model, m, config.driftShort(),
+                    config.driftBaseline(), config.driftMinSamples()), model, metric);
         }
     }
 

@@ -1,86 +1,107 @@
 package dev.llmsidecar.export;
 
+import static dev.llmsidecar.export.contract.Contract.BODY_NOT_INSPECTED;
+import static dev.llmsidecar.export.contract.Contract.CHUNK_GAP;
+import static dev.llmsidecar.export.contract.Contract.CHUNK_WRITE_DELAY;
+import static dev.llmsidecar.export.contract.Contract.DURATION_OUTSIDE_ENGINE;
+import static dev.llmsidecar.export.contract.Contract.ENGINE_DECODE;
+import static dev.llmsidecar.export.contract.Contract.ENGINE_QUEUE;
+import static dev.llmsidecar.export.contract.Contract.ENGINE_TTFT;
+import static dev.llmsidecar.export.contract.Contract.FINISH_REASONS;
+import static dev.llmsidecar.export.contract.Contract.FIRST_ANSWER;
+import static dev.llmsidecar.export.contract.Contract.FIRST_REASONING;
+import static dev.llmsidecar.export.contract.Contract.HTTP_REQUESTS;
+import static dev.llmsidecar.export.contract.Contract.IN_FLIGHT;
+import static dev.llmsidecar.export.contract.Contract.IN_FLIGHT_MAX;
+import static dev.llmsidecar.export.contract.Contract.ITL;
+import static dev.llmsidecar.export.contract.Contract.REQUESTS;
+import static dev.llmsidecar.export.contract.Contract.REQUEST_DURATION;
+import static dev.llmsidecar.export.contract.Contract.TIME_TO_FIRST_CHUNK;
+import static dev.llmsidecar.export.contract.Contract.TIME_TO_FIRST_RESPONSE_CHUNK;
+import static dev.llmsidecar.export.contract.Contract.TOKENS;
+import static dev.llmsidecar.export.contract.Contract.TOKEN_SOURCE;
+import static dev.llmsidecar.export.contract.Contract.TOKEN_USAGE;
+import static dev.llmsidecar.export.contract.Contract.TPOT;
+import static dev.llmsidecar.export.contract.Contract.TTFT;
+import static dev.llmsidecar.export.contract.Contract.TTFT_BY_CACHE;
+import static dev.llmsidecar.export.contract.Contract.TTFT_OUTSIDE_ENGINE;
+import static dev.llmsidecar.export.contract.Contract.UNDECODABLE;
+import static dev.llmsidecar.export.contract.Contract.UPSTREAM_HEADERS;
+import static dev.llmsidecar.export.contract.Contract.WAITING_DEPTH;
+import static dev.llmsidecar.export.contract.Contract.WAITING_FIRST_TOKEN;
+
 import dev.llmsidecar.config.SidecarConfig;
+import dev.llmsidecar.export.contract.Recorder;
+import dev.llmsidecar.export.contract.Recorder.Bound;
+import dev.llmsidecar.export.contract.Recorders;
 import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.timeline.RequestResult;
 import dev.llmsidecar.timeline.RequestTimeline;
 import dev.llmsidecar.timeline.TokenCountSource;
 import dev.llmsidecar.wire.ServerTimings;
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.DistributionSummary;
-import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Tags;
-import io.micrometer.core.instrument.Timer;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Function;
 
 /**
- * The Prometheus (Micrometer) side of the sidecar. Every series here is specified in docs/metrics.md; change
- * both together. Meters are cached per label set so recording on the event loop is a map lookup plus
- * lock-free histogram updates.
+ * What the sidecar measures about LLM requests, recorded through the metrics contract
+ * ({@link dev.llmsidecar.export.contract.Contract}) into every backend that takes each series: as it happens while
+ * the request runs (first token, chunk gaps), and once when it ended. docs/metrics.md defines every series.
  */
 public final class LlmMetrics {
 
-    private final MeterRegistry registry;
-    private final ModelLabels models;
-    private final Duration[] latencyBuckets;
-    private final double[] tokenBuckets;
+    private static final double NS = 1e9;
 
-    private final Map<LiveKey, Live> live = new ConcurrentHashMap<>();
-    private final Map<EndKey, End> end = new ConcurrentHashMap<>();
-    private final MeterCache cache;
+    /** The request's identity in the GenAI series: the OTLP-only attributes are the same for a whole sidecar. */
+    public record Upstream(String provider, String address, long port) {
+        public static final Upstream NONE = new Upstream("openai", null, 0);
+
+        Object portValue() {
+            return address == null ? null : port;
+        }
+    }
+
+    private final Recorders recorders;
+    private final ModelLabels models;
+    private final Upstream upstream;
+    private final ProxyCounters proxy;
 
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicInteger maxInFlight = new AtomicInteger();
-    private final DistributionSummary waitingDepth;
     private final AtomicInteger waitingFirstToken = new AtomicInteger();
-    private final Timer chunkWriteDelay;
-    private final ProxyCounters proxy;
+    private final Bound waitingDepth;
+    private final Bound chunkWriteDelay;
+    private final Map<LiveKey, Live> live = new ConcurrentHashMap<>();
 
-    public LlmMetrics(MeterRegistry registry, SidecarConfig.Metrics config) {
-        this(registry, config, List.of());
-    }
-
-    /** @param extraLatencyBounds more latency bucket bounds in seconds (every SLO threshold becomes one) */
-    public LlmMetrics(MeterRegistry registry, SidecarConfig.Metrics config, List<Double> extraLatencyBounds) {
-        this.registry = registry;
-        this.cache = new MeterCache(registry);
-        this.proxy = new ProxyCounters(registry);
+    public LlmMetrics(Recorders recorders, SidecarConfig.Metrics config, Upstream upstream) {
+        this.recorders = recorders;
+        this.upstream = upstream;
         this.models = new ModelLabels(config.maxModels(), config.pinnedModels().orElse(List.of()));
-        this.latencyBuckets = java.util.stream.Stream.concat(config.latencyBuckets().stream(), extraLatencyBounds.stream())
-                .map(s -> Duration.ofNanos(Math.round(s * 1e9))).distinct().sorted().toArray(Duration[]::new);
-        this.tokenBuckets = config.tokenBuckets().stream().mapToDouble(Double::doubleValue).toArray();
-        Gauge.builder("llm_sidecar.requests_in_flight", inFlight, AtomicInteger::get)
-                .description("LLM requests received and not yet finished").register(registry);
-        Gauge.builder("llm_sidecar.requests_waiting_first_token", waitingFirstToken, AtomicInteger::get)
-                .description("LLM requests received that have no token yet (queued or prefilling upstream)")
-                .register(registry);
-        Gauge.builder("llm_sidecar.requests_in_flight_max", maxInFlight, AtomicInteger::get)
-                .description("Highest number of LLM requests in flight at once since start").register(registry);
-        this.waitingDepth = DistributionSummary.builder("llm_sidecar.requests_waiting_first_token_depth")
-                .description("Requests waiting for their first token, sampled at a fixed period: bucket share = "
-                        + "share of time the queue was at most that deep")
-                .serviceLevelObjectives(0.5, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
-                .publishPercentileHistogram(false).register(registry);
-        this.chunkWriteDelay = latencyTimer("llm_sidecar.chunk_write_delay", Tags.empty(),
-                "Time from a response chunk's arrival from upstream until it was written to the client socket");
+        this.proxy = new ProxyCounters(recorders);
+        recorders.observe(IN_FLIGHT, inFlight::get);
+        recorders.observe(WAITING_FIRST_TOKEN, waitingFirstToken::get);
+        recorders.observe(IN_FLIGHT_MAX, maxInFlight::get);
+        this.waitingDepth = recorders.live(WAITING_DEPTH);
+        this.chunkWriteDelay = recorders.live(CHUNK_WRITE_DELAY);
         registerKnownCounters();
     }
 
-    /** Latency bucket bounds in seconds, SLO thresholds included (the OTLP histograms use the same). */
-    public List<Double> latencyBoundsSeconds() {
-        return java.util.Arrays.stream(latencyBuckets).map(d -> d.toNanos() / 1e9).toList();
-    }
-
-    /** Token-count bucket bounds. */
-    public List<Long> tokenBounds() {
-        return java.util.Arrays.stream(tokenBuckets).mapToObj(b -> (long) b).toList();
+    /**
+     * Counters without a model label whose label values are all known are exported at 0 from the start, so a
+     * dashboard shows 0 where nothing happened yet, not "No data".
+     */
+    private void registerKnownCounters() {
+        for (String route : List.of("llm", "other")) {
+            for (String statusClass : List.of("2xx", "3xx", "4xx", "5xx", "none")) {
+                recorders.touch(HTTP_REQUESTS, route, statusClass);
+            }
+        }
+        for (TokenCountSource source : TokenCountSource.values()) {
+            recorders.touch(TOKEN_SOURCE, source.label());
+        }
+        recorders.touch(BODY_NOT_INSPECTED, "not_json");
+        recorders.touch(BODY_NOT_INSPECTED, "too_large");
     }
 
     /** The model label for a request model name (bounded; see {@link ModelLabels}). */
@@ -88,88 +109,163 @@ public final class LlmMetrics {
         return models.label(model);
     }
 
-    /** Starts the live part of an LLM request: in-flight and waiting gauges, TTFT / chunk timers. */
-    public RequestTimeline.LiveListener requestStarted(String model, String operation, boolean streaming) {
+    /** Counters of what the proxy did to keep traffic flowing and bytes exact. */
+    public ProxyCounters proxy() {
+        return proxy;
+    }
+
+    /**
+     * Starts the live part of an LLM request: in-flight and waiting gauges, first token and chunk gaps as they happen.
+     *
+     * @param provider the format's own gen_ai.provider.name, or null for the configured one
+     */
+    public RequestTimeline.LiveListener requestStarted(String model, String operation, String provider,
+            boolean streaming) {
         maxInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
         waitingFirstToken.incrementAndGet();
-        return new LiveRequest(live.computeIfAbsent(new LiveKey(model, operation, streaming), this::newLive));
+        Live meters = live.computeIfAbsent(new LiveKey(model, operation, provider(provider), streaming), this::newLive);
+        return new LiveRequest(meters, streaming);
+    }
+
+    private String provider(String override) {
+        return override != null ? override : upstream.provider();
+    }
+
+    /** Handles bound once per model, operation and kind of request: a chunk costs one call per backend. */
+    private static final class Live {
+        Bound ttft;
+        Bound firstChunk;
+        Bound firstResponseChunk;
+        Bound chunkGap;
+        Bound firstReasoning;
+        Bound firstAnswer;
+    }
+
+    private record LiveKey(String model, String operation, String provider, boolean streaming) {
+    }
+
+    private Live newLive(LiveKey k) {
+        Object[] v = genai(k.model(), k.operation(), k.provider(), k.streaming());
+        Live l = new Live();
+        l.ttft = recorders.live(TTFT, v);
+        // the others exist for streams only: a response that does not stream has no chunks of its own
+        boolean s = k.streaming();
+        l.firstChunk = s ? recorders.live(TIME_TO_FIRST_CHUNK, v) : Recorder.NOTHING;
+        l.firstResponseChunk = s ? recorders.live(TIME_TO_FIRST_RESPONSE_CHUNK, v) : Recorder.NOTHING;
+        l.chunkGap = s ? recorders.live(CHUNK_GAP, v) : Recorder.NOTHING;
+        l.firstReasoning = s ? recorders.live(FIRST_REASONING, v) : Recorder.NOTHING;
+        l.firstAnswer = s ? recorders.live(FIRST_ANSWER, v) : Recorder.NOTHING;
+        return l;
+    }
+
+    /** Label values of a GenAI series with model, operation, streaming (then the OTLP-only attributes). */
+    private Object[] genai(String model, String operation, String provider, boolean streaming) {
+        return new Object[] {model, operation, streaming, provider, upstream.address(), upstream.portValue()};
     }
 
     /**
      * Records everything that is final only when the request ended.
      *
+     * @param provider the format's own gen_ai.provider.name, or null for the configured one
      * @param format the wire format's name, for the per-format undecodable counter
      */
-    public void requestFinished(String model, String operation, String format, RequestResult r) {
+    public void requestFinished(String model, String operation, String provider, String format, RequestResult r) {
         inFlight.decrementAndGet();
-        End m = end.computeIfAbsent(new EndKey(model, operation, r.streaming(), r.outcome().label()), this::newEnd);
-        m.requests.increment();
-        m.duration.record(r.e2eNanos(), TimeUnit.NANOSECONDS);
-        if (!r.streaming() && r.ttftNanos() >= 0) {
-            // non-streaming: the whole answer is the first token (labelled streaming="false")
-            m.live.ttft.record(r.ttftNanos(), TimeUnit.NANOSECONDS);
-        }
-        if (r.outcome() == Outcome.OK && r.ttftNanos() >= 0) {
-            // a TTFT flattered by the prefix cache must be told apart from a cold prefill
+        String p = provider(provider);
+        String addr = upstream.address();
+        Object port = upstream.portValue();
+        boolean ok = r.outcome() == Outcome.OK;
+        boolean streaming = r.streaming();
+        String outcome = r.outcome().label();
+        Object[] base = genai(model, operation, p, streaming);
+        Object[] withOutcome = {model, operation, streaming, outcome, p, addr, port};
+        recorders.end(REQUESTS, ok, 1, model, operation, streaming, outcome);
+        recorders.end(REQUEST_DURATION, ok, r.e2eNanos() / NS, model, operation, streaming, outcome,
+                ok ? null : errorType(r), p, addr, port);
+        if (r.ttftNanos() >= 0) {
+            if (!streaming) {
+                // a response that does not stream: its first token is the whole response, "as it happens" at its end
+                live.computeIfAbsent(new LiveKey(model, operation, p, false), this::newLive).ttft
+                        .record(r.ttftNanos() / NS);
+            }
+            recorders.end(TTFT, ok, r.ttftNanos() / NS, base);
             String cache = r.cachedTokens() < 0 ? "unknown" : r.cachedTokens() > 0 ? "hit" : "miss";
-            lazyTimer("llm_sidecar.time_to_first_token_by_cache", "TTFT of successful requests by prefix-cache hit",
-                    "model", model, "operation", operation, "streaming", Boolean.toString(r.streaming()), "cache", cache)
-                    .record(r.ttftNanos(), TimeUnit.NANOSECONDS);
-        }
-        ServerTimings engine = r.serverTimings();
-        if (engine != null) {
-            if (engine.queueNanos() >= 0) {
-                lazyTimer("llm_sidecar.engine_reported_queue", "Queue time the engine reported for the request",
-                        "model", model, "operation", operation).record(engine.queueNanos(), TimeUnit.NANOSECONDS);
-            }
-            long engineTtft = engine.engineTtftNanos();
-            if (engineTtft >= 0) {
-                lazyTimer("llm_sidecar.engine_reported_time_to_first_token",
-                        "Engine-reported time from its arrival to the first token (queue + prefill)",
-                        "model", model, "operation", operation).record(engineTtft, TimeUnit.NANOSECONDS);
-                if (r.ttftNanos() >= 0) {
-                    lazyTimer("llm_sidecar.time_to_first_token_outside_engine",
-                            "Client-visible TTFT minus engine-reported TTFT: network, proxy, HTTP framing, tokenizer",
-                            "model", model, "operation", operation)
-                            .record(Math.max(0, r.ttftNanos() - engineTtft), TimeUnit.NANOSECONDS);
-                }
-            }
-        }
-        if (engine != null && engine.decodeNanos() >= 0) {
-            lazyTimer("llm_sidecar.engine_reported_decode", "Engine-reported time generating the output tokens",
-                    "model", model, "operation", operation).record(engine.decodeNanos(), TimeUnit.NANOSECONDS);
+            recorders.end(TTFT_BY_CACHE, ok, r.ttftNanos() / NS, model, operation, streaming, cache, p, addr, port);
         }
         if (r.upstreamHeadersNanos() >= 0) {
-            m.live.upstreamHeaders.record(r.upstreamHeadersNanos(), TimeUnit.NANOSECONDS);
+            recorders.end(UPSTREAM_HEADERS, ok, r.upstreamHeadersNanos() / NS, base);
         }
-        if (r.tpotNanos() >= 0 && m.tpot != null) {
-            m.tpot.record(r.tpotNanos(), TimeUnit.NANOSECONDS);
+        if (r.tpotNanos() >= 0) {
+            recorders.end(TPOT, ok, r.tpotNanos() / NS, withOutcome);
         }
-        if (m.itl != null) {
+        if (streaming && r.itl().sampleCount() > 0) {
+            Bound itl = recorders.ended(ITL, ok, withOutcome);
             r.itl().forEach((sample, count) -> {
                 for (int i = 0; i < count; i++) {
-                    m.itl.record(sample, TimeUnit.NANOSECONDS);
+                    itl.record(sample / NS);
                 }
             });
         }
+        engineSide(model, operation, p, ok, r);
+        tokens(model, operation, p, ok, r);
+        recorders.end(TOKEN_SOURCE, ok, 1, r.outputTokenSource().label());
+        recorders.end(FINISH_REASONS, ok, 1, model, FinishReasons.label(r.finishReason()));
+        if (r.undecodableChunks() > 0) {
+            recorders.end(UNDECODABLE, ok, r.undecodableChunks(), operation, format);
+        }
+    }
+
+    /** What the engine said it spent, and what was spent outside it. */
+    private void engineSide(String model, String operation, String p, boolean ok, RequestResult r) {
+        ServerTimings engine = r.serverTimings();
+        if (engine == null) {
+            return;
+        }
+        Object[] v = {model, operation, p, upstream.address(), upstream.portValue()};
+        if (engine.queueNanos() >= 0) {
+            recorders.end(ENGINE_QUEUE, ok, engine.queueNanos() / NS, v);
+        }
+        long engineTtft = engine.engineTtftNanos();
+        if (engineTtft >= 0) {
+            recorders.end(ENGINE_TTFT, ok, engineTtft / NS, v);
+            if (r.streaming() && r.ttftNanos() >= 0) {
+                recorders.end(TTFT_OUTSIDE_ENGINE, ok, Math.max(0, r.ttftNanos() - engineTtft) / NS, v);
+            }
+        }
+        if (engine.decodeNanos() >= 0) {
+            recorders.end(ENGINE_DECODE, ok, engine.decodeNanos() / NS, v);
+        }
+        long engineTotal = engine.engineTotalNanos();
+        if (!r.streaming() && engineTotal >= 0) {
+            // a response that does not stream has no first token of its own: compare the whole request
+            recorders.end(DURATION_OUTSIDE_ENGINE, ok, Math.max(0, r.e2eNanos() - engineTotal) / NS, v);
+        }
+    }
+
+    private void tokens(String model, String operation, String p, boolean ok, RequestResult r) {
+        String addr = upstream.address();
+        Object port = upstream.portValue();
         if (r.promptTokens() >= 0) {
-            m.inputTokens.record(r.promptTokens());
-            m.inputTokensTotal.increment(r.promptTokens());
+            recorders.end(TOKEN_USAGE, ok, r.promptTokens(), model, operation, "input", p, addr, port);
+            recorders.end(TOKENS, ok, r.promptTokens(), model, operation, "input");
+            if (r.cachedTokens() >= 0) {
+                // the hit ratio's denominator: only requests that said how many of their tokens were cached
+                recorders.end(TOKENS, ok, r.promptTokens(), model, operation, "cache_reporting_input");
+            }
         }
         if (r.outputTokenSource() != TokenCountSource.NONE) {
-            m.outputTokens.record(r.outputTokens());
-            m.outputTokensTotal.increment(r.outputTokens());
+            recorders.end(TOKEN_USAGE, ok, r.outputTokens(), model, operation, "output", p, addr, port);
+            recorders.end(TOKENS, ok, r.outputTokens(), model, operation, "output");
         }
         if (r.cachedTokens() >= 0) {
-            m.cachedTokensTotal.increment(r.cachedTokens());
+            recorders.end(TOKENS, ok, r.cachedTokens(), model, operation, "cached_input");
         }
-        tokenSource(r.outputTokenSource().label()).increment();
-        finishReason(FinishReasons.label(r.finishReason())).increment();
-        if (r.undecodableChunks() > 0) {
-            cache.counter("llm_sidecar.undecodable_chunks",
-                    "Response chunks or bodies that could not be decoded (forwarded untouched)",
-                    "operation", operation, "format", format).increment(r.undecodableChunks());
-        }
+    }
+
+    /** OTel {@code error.type} of a failed request: the upstream's HTTP status when it sent one, else the outcome. */
+    public static String errorType(RequestResult r) {
+        return r.outcome() == Outcome.UPSTREAM_ERROR && r.status() > 0 ? Integer.toString(r.status())
+                : r.outcome().label();
     }
 
     /** Samples the waiting depth; called at a fixed period, so the histogram is time-weighted. */
@@ -190,208 +286,71 @@ public final class LlmMetrics {
         return maxInFlight.get();
     }
 
-    /** Arrival-to-written delay of one forwarded chunk. */
+    /** Arrival-to-written delay of one forwarded read. */
     public void chunkWritten(long delayNanos) {
-        chunkWriteDelay.record(delayNanos, TimeUnit.NANOSECONDS);
+        chunkWriteDelay.record(delayNanos / NS);
     }
 
     /** Every proxied request, LLM or not, by route kind and status class (e.g. "2xx", or "none" without response). */
     public void httpRequest(String route, String statusClass) {
-        httpRequests(route, statusClass).increment();
-    }
-
-    private Counter httpRequests(String route, String statusClass) {
-        return cache.counter("llm_sidecar.http_requests", "Proxied HTTP requests by route (llm, other) and status class",
-                "route", route, "status_class", statusClass);
-    }
-
-    private Counter tokenSource(String source) {
-        return cache.counter("llm_sidecar.output_token_source",
-                "Finished LLM requests by where their output token count came from", "source", source);
-    }
-
-    private Counter finishReason(String reason) {
-        return cache.counter("llm_sidecar.finish_reasons", "Finished LLM requests by finish_reason",
-                "finish_reason", reason);
-    }
-
-    private Counter notInspected(String reason) {
-        return cache.counter("llm_sidecar.body_inspection_skipped",
-                "LLM request bodies forwarded without inspection (not_json, too_large)", "reason", reason);
-    }
-
-    /**
-     * Counters without a model label whose label values are all known are exported at 0 from the start, so a
-     * dashboard shows 0 where nothing happened yet, not "No data".
-     */
-    private void registerKnownCounters() {
-        for (String route : List.of("llm", "other")) {
-            for (String statusClass : List.of("2xx", "3xx", "4xx", "5xx", "none")) {
-                httpRequests(route, statusClass);
-            }
-        }
-        for (TokenCountSource source : TokenCountSource.values()) {
-            tokenSource(source.label());
-        }
-        FinishReasons.labels().forEach(this::finishReason);
-        notInspected("not_json");
-        notInspected("too_large");
-    }
-
-    /** Counters of what the proxy did to keep traffic flowing and bytes exact. */
-    public ProxyCounters proxy() {
-        return proxy;
+        recorders.count(HTTP_REQUESTS, 1, route, statusClass);
     }
 
     public void bodyNotInspected(String reason) {
-        notInspected(reason).increment();
-    }
-
-    private Timer latencyTimer(String name, Tags tags, String description) {
-        return Timer.builder(name).tags(tags).description(description)
-                .serviceLevelObjectives(latencyBuckets)
-                .publishPercentileHistogram(false)
-                .register(registry);
-    }
-
-    private Timer lazyTimer(String name, String description, String... tags) {
-        return cache.get(name, tags, t -> latencyTimer(name, t, description));
-    }
-
-    private DistributionSummary tokenSummary(String name, Tags tags, String description) {
-        return DistributionSummary.builder(name).tags(tags).description(description)
-                .serviceLevelObjectives(tokenBuckets)
-                .publishPercentileHistogram(false)
-                .register(registry);
-    }
-
-    private record LiveKey(String model, String operation, boolean streaming) {
-        Tags tags() {
-            return Tags.of("model", model, "operation", operation, "streaming", Boolean.toString(streaming));
-        }
-    }
-
-    private record EndKey(String model, String operation, boolean streaming, String outcome) {
-    }
-
-    /** Meters recorded while a request runs (no outcome label: it is not known yet). */
-    private static final class Live {
-        Timer ttft;
-        Timer ttfc;
-        Timer chunkGap;
-        Timer upstreamHeaders;
-        Timer firstReasoning;
-        Timer firstAnswer;
-    }
-
-    private Live newLive(LiveKey k) {
-        Live l = new Live();
-        Tags tags = k.tags();
-        l.ttft = latencyTimer("gen_ai.server.time_to_first_token", tags,
-                "Request received to first token-bearing chunk (content, reasoning or tool call)");
-        if (k.streaming()) {
-            l.ttfc = latencyTimer("gen_ai.client.operation.time_to_first_chunk", tags,
-                    "Request received to first chunk of any kind (role-only prelude included)");
-            l.chunkGap = latencyTimer("gen_ai.client.operation.time_per_output_chunk", tags,
-                    "Raw gap between successive token-bearing chunks");
-            l.firstReasoning = latencyTimer("llm_sidecar.time_to_first_reasoning_token", tags,
-                    "Request received to first reasoning (thinking) chunk; TTFT is the first of reasoning or answer");
-            l.firstAnswer = latencyTimer("llm_sidecar.time_to_first_answer_token", tags,
-                    "Request received to first answer chunk (content, refusal or tool call)");
-        }
-        l.upstreamHeaders = latencyTimer("llm_sidecar.time_to_upstream_headers", tags,
-                "Request received to upstream response headers");
-        return l;
-    }
-
-    private static final class End {
-        Live live;
-        Counter requests;
-        Timer duration;
-        Timer tpot;
-        Timer itl;
-        DistributionSummary inputTokens;
-        DistributionSummary outputTokens;
-        Counter inputTokensTotal;
-        Counter outputTokensTotal;
-        Counter cachedTokensTotal;
-    }
-
-    private End newEnd(EndKey k) {
-        End e = new End();
-        e.live = live.computeIfAbsent(new LiveKey(k.model(), k.operation(), k.streaming()), this::newLive);
-        Tags tags = Tags.of("model", k.model(), "operation", k.operation(), "streaming",
-                Boolean.toString(k.streaming()), "outcome", k.outcome());
-        e.requests = Counter.builder("llm_sidecar.requests").tags(tags)
-                .description("Finished LLM requests").register(registry);
-        e.duration = latencyTimer("gen_ai.server.request.duration", tags,
-                "Request received to last token chunk (successful streams) or to end of response");
-        if (k.streaming()) {
-            e.tpot = latencyTimer("gen_ai.server.time_per_output_token", tags,
-                    "Per request: (e2e - ttft) / (output_tokens - 1)");
-            e.itl = latencyTimer("llm_sidecar.inter_token_latency", tags,
-                    "Token-weighted inter-token latency: k samples of gap/k for a chunk carrying k tokens");
-        }
-        Tags modelOp = Tags.of("model", k.model(), "operation", k.operation());
-        e.inputTokens = tokenSummary("gen_ai.client.token.usage", modelOp.and("token_type", "input"),
-                "Tokens per request by type");
-        e.outputTokens = tokenSummary("gen_ai.client.token.usage", modelOp.and("token_type", "output"),
-                "Tokens per request by type");
-        Function<String, Counter> tokens = type -> Counter.builder("llm_sidecar.tokens")
-                .tags(modelOp.and("token_type", type)).description("Tokens of finished LLM requests by type")
-                .register(registry);
-        e.inputTokensTotal = tokens.apply("input");
-        e.outputTokensTotal = tokens.apply("output");
-        e.cachedTokensTotal = tokens.apply("cached_input");
-        return e;
+        recorders.count(BODY_NOT_INSPECTED, 1, reason);
     }
 
     /** Per-request live recorder; decrements the waiting gauge exactly once. */
     private final class LiveRequest implements RequestTimeline.LiveListener {
         private final Live meters;
+        private final boolean streaming;
         private boolean waiting = true;
 
-        LiveRequest(Live meters) {
+        LiveRequest(Live meters, boolean streaming) {
             this.meters = meters;
+            this.streaming = streaming;
+        }
+
+        @Override
+        public void onFirstChunk(long ttfcNanos) {
+            if (streaming) {
+                meters.firstResponseChunk.record(ttfcNanos / NS);
+            }
+        }
+
+        @Override
+        public void onFirstToken(long ttftNanos) {
+            if (streaming) {
+                meters.ttft.record(ttftNanos / NS);
+                meters.firstChunk.record(ttftNanos / NS);
+            }
+            release();
         }
 
         @Override
         public void onFirstReasoningToken(long nanos) {
-            if (meters.firstReasoning != null) {
-                meters.firstReasoning.record(nanos, TimeUnit.NANOSECONDS);
+            if (streaming) {
+                meters.firstReasoning.record(nanos / NS);
             }
         }
 
         @Override
         public void onFirstAnswerToken(long nanos) {
-            if (meters.firstAnswer != null) {
-                meters.firstAnswer.record(nanos, TimeUnit.NANOSECONDS);
+            if (streaming) {
+                meters.firstAnswer.record(nanos / NS);
             }
         }
 
         @Override
-        public void onFirstChunk(long ttfcNanos) {
-            if (meters.ttfc != null) {
-                meters.ttfc.record(ttfcNanos, TimeUnit.NANOSECONDS);
+        public void onChunkGap(long gapNanos) {
+            if (streaming) {
+                meters.chunkGap.record(gapNanos / NS);
             }
         }
 
         @Override
         public void onEnd() {
             release();
-        }
-
-        @Override
-        public void onFirstToken(long ttftNanos) {
-            meters.ttft.record(ttftNanos, TimeUnit.NANOSECONDS);
-            release();
-        }
-
-        @Override
-        public void onChunkGap(long gapNanos) {
-            if (meters.chunkGap != null) {
-                meters.chunkGap.record(gapNanos, TimeUnit.NANOSECONDS);
-            }
         }
 
         void release() {

@@ -1,17 +1,31 @@
 package dev.llmsidecar.export;
 
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.MeterRegistry;
+import static dev.llmsidecar.export.contract.Contract.BODY_TOO_LARGE;
+import static dev.llmsidecar.export.contract.Contract.CONNECTION_ERRORS;
+import static dev.llmsidecar.export.contract.Contract.IDLE_CONNECTIONS_RETIRED;
+import static dev.llmsidecar.export.contract.Contract.NOT_DECODED;
+import static dev.llmsidecar.export.contract.Contract.UPSTREAM_RETRIES;
+import static dev.llmsidecar.export.contract.Contract.USAGE_CHUNKS_STRIPPED;
+import static dev.llmsidecar.export.contract.Contract.USAGE_INJECTED;
+import static dev.llmsidecar.export.contract.Contract.USAGE_MEMBERS_REMOVED;
+import static dev.llmsidecar.export.contract.Contract.USAGE_NOT_REMOVED;
+import static dev.llmsidecar.export.contract.Contract.USAGE_REFRAMED;
+import static dev.llmsidecar.export.contract.Contract.USAGE_SKIPPED;
+
+import dev.llmsidecar.export.contract.Recorder.Bound;
+import dev.llmsidecar.export.contract.Recorders;
+import dev.llmsidecar.export.contract.Series;
 import dev.llmsidecar.wire.openai.IncludeUsagePolicy.UsageKept;
 import dev.llmsidecar.wire.openai.IncludeUsagePolicy.UsageSkip;
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * What the proxy did to keep traffic flowing and bytes exact, counted: include_usage injected, skipped and removed,
  * requests retried on a fresh upstream connection, idle connections retired, bodies over the cap, connection resets,
  * responses it could not decode. Every label value is known in advance, so every series is exported at 0 from the
- * start (a dashboard shows 0, not "No data"). Specified in docs/metrics.md.
+ * start (a dashboard shows 0, not "No data"). Declared in the metrics contract (docs/metrics.md).
  */
 public final class ProxyCounters {
 
@@ -25,108 +39,93 @@ public final class ProxyCounters {
         }
     }
 
-    private final Counter usageInjected;
-    private final Map<UsageSkip, Counter> usageSkipped;
-    private final Map<UsageKept, Counter> usageKept;
-    private final Counter usageChunksRemoved;
-    private final Counter usageMembersRemoved;
-    private final Counter retriedClosedBeforeResponse;
-    private final Counter idleConnectionsRetired;
-    private final Counter bodyTooLargeDeclared;
-    private final Counter bodyTooLargeStreamed;
-    private final Map<Peer, Counter> resets;
-    private final Counter notDecodedEncoding;
-    private final Counter lengthFramedReframed;
+    private final Bound usageInjected;
+    private final Map<UsageSkip, Bound> usageSkipped;
+    private final Map<UsageKept, Bound> usageKept;
+    private final Bound usageChunksRemoved;
+    private final Bound usageMembersRemoved;
+    private final Bound usageReframed;
+    private final Bound retriedClosedBeforeResponse;
+    private final Bound idleConnectionsRetired;
+    private final Bound bodyTooLargeDeclared;
+    private final Bound bodyTooLargeStreamed;
+    private final Map<Peer, Bound> connectionErrors;
+    private final Bound notDecodedEncoding;
 
-    public ProxyCounters(MeterRegistry registry) {
-        usageInjected = Counter.builder("llm_sidecar.usage_injected")
-                .description("Streaming requests where the sidecar turned stream_options.include_usage on")
-                .register(registry);
-        usageSkipped = perValue(registry, UsageSkip.class, "llm_sidecar.usage_injection_skipped",
-                "Streaming requests without include_usage that the sidecar left as they were, by reason",
-                "reason", s -> s.label);
-        usageKept = perValue(registry, UsageKept.class, "llm_sidecar.usage_not_removed",
-                "Injected streams whose usage could not be removed exactly, by reason", "reason", k -> k.label);
-        usageChunksRemoved = Counter.builder("llm_sidecar.usage_chunks_stripped")
-                .description("Injected usage-only chunks removed from the client stream").register(registry);
-        usageMembersRemoved = Counter.builder("llm_sidecar.usage_members_removed")
-                .description("Usage members removed from chunks that reached the client (e.g. \"usage\":null)")
-                .register(registry);
-        lengthFramedReframed = Counter.builder("llm_sidecar.usage_reframed")
-                .description("Content-Length-framed injected streams sent to the client chunked after removal")
-                .register(registry);
-        retriedClosedBeforeResponse = Counter.builder("llm_sidecar.upstream_retries")
-                .description("Requests sent again on a new upstream connection, by reason")
-                .tag("reason", "closed_before_response").register(registry);
-        idleConnectionsRetired = Counter.builder("llm_sidecar.upstream_idle_connections_retired")
-                .description("Pooled upstream connections closed when taken, idle for the keep-alive timeout or longer")
-                .register(registry);
-        bodyTooLargeDeclared = Counter.builder("llm_sidecar.request_body_too_large")
-                .description("Requests refused with 413: body over sidecar.proxy.max-request-body-bytes")
-                .tag("when", "declared").register(registry);
-        bodyTooLargeStreamed = Counter.builder("llm_sidecar.request_body_too_large")
-                .description("Requests refused with 413: body over sidecar.proxy.max-request-body-bytes")
-                .tag("when", "streamed").register(registry);
-        resets = perValue(registry, Peer.class, "llm_sidecar.connection_errors",
-                "Connections that failed (reset, broken pipe) outside an exchange's own handling", "peer", p -> p.label);
-        notDecodedEncoding = Counter.builder("llm_sidecar.responses_not_decoded")
-                .description("Successful LLM responses forwarded without decoding, by reason")
-                .tag("reason", "content_encoding").register(registry);
+    public ProxyCounters(Recorders recorders) {
+        usageInjected = start(recorders, USAGE_INJECTED);
+        usageSkipped = perValue(recorders, UsageSkip.class, USAGE_SKIPPED, s -> s.label);
+        usageKept = perValue(recorders, UsageKept.class, USAGE_NOT_REMOVED, k -> k.label);
+        usageChunksRemoved = start(recorders, USAGE_CHUNKS_STRIPPED);
+        usageMembersRemoved = start(recorders, USAGE_MEMBERS_REMOVED);
+        usageReframed = start(recorders, USAGE_REFRAMED);
+        retriedClosedBeforeResponse = start(recorders, UPSTREAM_RETRIES, "closed_before_response");
+        idleConnectionsRetired = start(recorders, IDLE_CONNECTIONS_RETIRED);
+        bodyTooLargeDeclared = start(recorders, BODY_TOO_LARGE, "declared");
+        bodyTooLargeStreamed = start(recorders, BODY_TOO_LARGE, "streamed");
+        connectionErrors = perValue(recorders, Peer.class, CONNECTION_ERRORS, p -> p.label);
+        notDecodedEncoding = start(recorders, NOT_DECODED, "content_encoding");
     }
 
-    /** One counter per value of a label, all registered now (at 0). */
-    private static <E extends Enum<E>> Map<E, Counter> perValue(MeterRegistry registry, Class<E> values, String name,
-            String description, String tag, java.util.function.Function<E, String> label) {
-        Map<E, Counter> counters = new EnumMap<>(values);
+    /** A counter bound once and exported at 0 from the start. */
+    private static Bound start(Recorders recorders, Series series, Object... values) {
+        Bound counter = recorders.bound(series, values);
+        counter.record(0);
+        return counter;
+    }
+
+    /** One counter per value of a label, all exported at 0 now. */
+    private static <E extends Enum<E>> Map<E, Bound> perValue(Recorders recorders, Class<E> values, Series series,
+            Function<E, String> label) {
+        Map<E, Bound> counters = new EnumMap<>(values);
         for (E value : values.getEnumConstants()) {
-            counters.put(value, Counter.builder(name).description(description).tag(tag, label.apply(value))
-                    .register(registry));
+            counters.put(value, start(recorders, series, label.apply(value)));
         }
         return counters;
     }
 
     public void usageInjected() {
-        usageInjected.increment();
+        usageInjected.record(1);
     }
 
     public void usageSkipped(UsageSkip reason) {
-        usageSkipped.get(reason).increment();
+        usageSkipped.get(reason).record(1);
     }
 
     public void usageNotRemoved(UsageKept reason) {
-        usageKept.get(reason).increment();
+        usageKept.get(reason).record(1);
     }
 
     public void usageRemoved(int chunks, int members) {
         if (chunks > 0) {
-            usageChunksRemoved.increment(chunks);
+            usageChunksRemoved.record(chunks);
         }
         if (members > 0) {
-            usageMembersRemoved.increment(members);
+            usageMembersRemoved.record(members);
         }
     }
 
     public void usageReframed() {
-        lengthFramedReframed.increment();
+        usageReframed.record(1);
     }
 
     public void retriedClosedBeforeResponse() {
-        retriedClosedBeforeResponse.increment();
+        retriedClosedBeforeResponse.record(1);
     }
 
     public void idleConnectionRetired() {
-        idleConnectionsRetired.increment();
+        idleConnectionsRetired.record(1);
     }
 
     public void bodyTooLarge(boolean declared) {
-        (declared ? bodyTooLargeDeclared : bodyTooLargeStreamed).increment();
+        (declared ? bodyTooLargeDeclared : bodyTooLargeStreamed).record(1);
     }
 
     public void connectionError(Peer peer) {
-        resets.get(peer).increment();
+        connectionErrors.get(peer).record(1);
     }
 
     public void notDecodedForEncoding() {
-        notDecodedEncoding.increment();
+        notDecodedEncoding.record(1);
     }
 }

@@ -1,6 +1,5 @@
 package dev.llmsidecar.export;
 
-import dev.llmsidecar.export.otel.OtelMetrics;
 import dev.llmsidecar.slo.GoodputWindows;
 import dev.llmsidecar.slo.SloEvaluator;
 import dev.llmsidecar.slo.SloPolicy;
@@ -10,8 +9,9 @@ import dev.llmsidecar.timeline.RequestTimeline;
 import dev.llmsidecar.wire.LlmOperation;
 
 /**
- * Where an LLM request's measurements go: latency and token series (Prometheus and OTLP), the SLO verdict
- * (goodput, attainment) and the live windows. One place, so every exporter sees the same result and verdict.
+ * Where an LLM request's measurements go: latency and token series, the SLO verdict (goodput, attainment) and the
+ * live windows. One place, so every exporter sees the same result and verdict; the series themselves go to every
+ * backend through the metrics contract.
  */
 public final class RequestReporter {
 
@@ -20,16 +20,14 @@ public final class RequestReporter {
     private final SloMetrics sloMetrics;
     private final GoodputWindows goodput;
     private final LiveWindows windows;
-    private final OtelMetrics otelMetrics;
 
     public RequestReporter(LlmMetrics metrics, SloPolicy policy, SloMetrics sloMetrics, GoodputWindows goodput,
-            LiveWindows windows, OtelMetrics otelMetrics) {
+            LiveWindows windows) {
         this.metrics = metrics;
         this.policy = policy;
         this.sloMetrics = sloMetrics;
         this.goodput = goodput;
         this.windows = windows;
-        this.otelMetrics = otelMetrics;
     }
 
     public LlmMetrics metrics() {
@@ -42,8 +40,7 @@ public final class RequestReporter {
 
     /** Starts the live measurements of a request (in-flight and waiting gauges, TTFT and chunk gaps as they happen). */
     public RequestTimeline.LiveListener started(String modelLabel, LlmOperation operation, boolean streaming) {
-        return otelMetrics.live(modelLabel, operation.label(), operation.format().providerName(), streaming,
-                metrics.requestStarted(modelLabel, operation.label(), streaming));
+        return metrics.requestStarted(modelLabel, operation.label(), operation.format().providerName(), streaming);
     }
 
     /**
@@ -52,7 +49,8 @@ public final class RequestReporter {
      */
     public SloVerdict finished(String modelName, String modelLabel, LlmOperation operation, String sloClass,
             RequestResult result) {
-        metrics.requestFinished(modelLabel, operation.label(), operation.format().name(), result);
+        metrics.requestFinished(modelLabel, operation.label(), operation.format().providerName(),
+                operation.format().name(), result);
         SloVerdict verdict = SloEvaluator.evaluate(result, policy.applicable(modelName, sloClass),
                 policy.badClientStatuses());
         sloMetrics.record(modelLabel, sloClass, result.outputTokens(), verdict);
@@ -60,8 +58,6 @@ public final class RequestReporter {
             goodput.record(modelLabel, sloClass, verdict.good(), result.outputTokens());
         }
         windows.record(modelLabel, result);
-        otelMetrics.finished(modelLabel, operation.label(), operation.format().providerName(), sloClass, result,
-                verdict);
         return verdict;
     }
 }

@@ -1,12 +1,19 @@
 package dev.llmsidecar.export;
 
 import dev.llmsidecar.config.SidecarConfig;
-import dev.llmsidecar.export.otel.OtelMetrics;
+import dev.llmsidecar.export.contract.Buckets;
+import dev.llmsidecar.export.contract.MicrometerRecorder;
+import dev.llmsidecar.export.contract.OtelRecorder;
+import dev.llmsidecar.export.contract.Recorder;
+import dev.llmsidecar.export.contract.Recorders;
 import dev.llmsidecar.export.otel.OtelPipeline;
 import dev.llmsidecar.export.otel.RequestTracing;
 import dev.llmsidecar.slo.GoodputWindows;
 import dev.llmsidecar.slo.SloPolicy;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.LongSupplier;
 
 /**
@@ -16,6 +23,8 @@ import java.util.function.LongSupplier;
 public final class SidecarTelemetry implements AutoCloseable {
 
     private final LlmMetrics metrics;
+    private final Buckets buckets;
+    private final Recorders recorders;
     private final SloPolicy policy;
     private final GoodputWindows goodput;
     private final LiveWindows windows;
@@ -30,18 +39,36 @@ public final class SidecarTelemetry implements AutoCloseable {
     public SidecarTelemetry(MeterRegistry registry, SidecarConfig config, LongSupplier nanoClock, OtelPipeline otel) {
         this.otel = otel;
         this.policy = new SloPolicy(config.slo());
-        this.metrics = new LlmMetrics(registry, config.metrics(), policy.thresholdsSeconds());
-        this.goodput = new GoodputWindows(nanoClock, config.windows().durations());
-        this.windows = new LiveWindows(registry, config.windows(), nanoClock);
+        SidecarConfig.Metrics m = config.metrics();
+        this.buckets = new Buckets(Buckets.preset(m.bucketPreset()), m.latencyBuckets().orElse(List.of()),
+                m.tokenBuckets().orElse(List.of()), policy.thresholdsSeconds());
+        // one contract, two backends: Prometheus always, OTLP when it is on
+        List<Recorder> backends = new ArrayList<>();
+        backends.add(new MicrometerRecorder(registry, buckets));
+        if (otel.enabled()) {
+            backends.add(new OtelRecorder(otel.openTelemetry().getMeter("dev.llmsidecar"), buckets));
+        }
+        this.recorders = new Recorders(backends);
         String provider = config.otel().providerName();
-        OtelMetrics otelMetrics = otel.enabled()
-                ? new OtelMetrics(otel.openTelemetry().getMeter("dev.llmsidecar"), provider,
-                        metrics.latencyBoundsSeconds(), metrics.tokenBounds(), metrics::inFlight,
-                        metrics::waitingFirstToken)
-                : OtelMetrics.OFF;
+        URI upstream = config.upstream().url();
+        int port = upstream.getPort() > 0 ? upstream.getPort() : "https".equalsIgnoreCase(upstream.getScheme()) ? 443
+                : 80;
+        this.metrics = new LlmMetrics(recorders, m, new LlmMetrics.Upstream(provider, upstream.getHost(), port));
+        this.goodput = new GoodputWindows(nanoClock, config.windows().durations());
+        this.windows = new LiveWindows(recorders, config.windows(), nanoClock);
         this.tracing = RequestTracing.of(otel, provider);
-        this.reporter = new RequestReporter(metrics, policy, new SloMetrics(registry, policy.objectives()), goodput,
-                windows, otelMetrics);
+        this.reporter = new RequestReporter(metrics, policy, new SloMetrics(recorders, policy.objectives()), goodput,
+                windows);
+    }
+
+    /** Every backend of the metrics contract (Prometheus, and OTLP when it is on). */
+    public Recorders recorders() {
+        return recorders;
+    }
+
+    /** The histogram bounds of this sidecar (preset, overrides, SLO thresholds). */
+    public Buckets buckets() {
+        return buckets;
     }
 
     public LlmMetrics metrics() {

@@ -1,64 +1,58 @@
 package dev.llmsidecar.export;
 
+import static dev.llmsidecar.export.contract.Contract.SLO_EXCLUDED;
+import static dev.llmsidecar.export.contract.Contract.SLO_GOOD_OUTPUT_TOKENS;
+import static dev.llmsidecar.export.contract.Contract.SLO_GOOD_REQUESTS;
+import static dev.llmsidecar.export.contract.Contract.SLO_OBJECTIVE_GOOD_REQUESTS;
+import static dev.llmsidecar.export.contract.Contract.SLO_OBJECTIVE_REQUESTS;
+import static dev.llmsidecar.export.contract.Contract.SLO_OUTPUT_TOKENS;
+import static dev.llmsidecar.export.contract.Contract.SLO_REQUESTS;
+import static dev.llmsidecar.export.contract.Contract.SLO_TARGET;
+import static dev.llmsidecar.export.contract.Contract.SLO_VIOLATIONS;
+
+import dev.llmsidecar.export.contract.Recorders;
 import dev.llmsidecar.slo.Criterion;
 import dev.llmsidecar.slo.Objective;
 import dev.llmsidecar.slo.SloVerdict;
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
 
 /**
- * Goodput and SLO attainment as plain counters, so that Prometheus computes them exactly (independent of
- * histogram buckets): goodput = rate(good) / rate(requests), attainment per objective likewise. Series are
- * specified in docs/metrics.md and docs/slo.md.
+ * Goodput and SLO attainment as plain counters, so that Prometheus computes them exactly (independent of histogram
+ * buckets): goodput = rate(good) / rate(requests), attainment per objective likewise. Declared in the metrics contract;
+ * defined in docs/slo.md.
  */
 public final class SloMetrics {
 
-    private final MeterCache cache;
+    private final Recorders recorders;
 
-    public SloMetrics(MeterRegistry registry, List<Objective> objectives) {
-        this.cache = new MeterCache(registry);
+    public SloMetrics(Recorders recorders, List<Objective> objectives) {
+        this.recorders = recorders;
         for (Objective o : objectives) {
-            Gauge.builder("llm_sidecar.slo.target_ratio", o, Objective::target).tag("objective", o.name())
-                    .description("Configured target share of good requests per objective").register(registry);
+            recorders.observe(SLO_TARGET, o::target, o.name());
         }
     }
 
     public void record(String model, String sloClass, long outputTokens, SloVerdict verdict) {
         if (!verdict.counted()) {
-            counter("llm_sidecar.slo.excluded_requests", "Finished LLM requests that do not count toward the SLO "
-                    + "(client cancellations that broke no objective, client errors)",
-                    "model", model, "slo_class", sloClass, "reason", verdict.excludedReason()).increment();
+            recorders.count(SLO_EXCLUDED, 1, model, sloClass, verdict.excludedReason());
             return;
         }
-        counter("llm_sidecar.slo.requests", "Finished LLM requests that count toward the SLO (server errors "
-                + "included; client errors and harmless cancellations not)", "model", model, "slo_class", sloClass)
-                .increment();
-        counter("llm_sidecar.slo.output_tokens", "Output tokens of finished LLM requests",
-                "model", model, "slo_class", sloClass).increment(outputTokens);
+        long tokens = Math.max(0, outputTokens);
+        recorders.count(SLO_REQUESTS, 1, model, sloClass);
+        recorders.count(SLO_OUTPUT_TOKENS, tokens, model, sloClass);
         if (verdict.good()) {
-            counter("llm_sidecar.slo.good_requests", "Requests that completed and met every applicable objective",
-                    "model", model, "slo_class", sloClass).increment();
-            counter("llm_sidecar.slo.good_output_tokens", "Output tokens of good requests",
-                    "model", model, "slo_class", sloClass).increment(outputTokens);
+            recorders.count(SLO_GOOD_REQUESTS, 1, model, sloClass);
+            recorders.count(SLO_GOOD_OUTPUT_TOKENS, tokens, model, sloClass);
         }
         for (SloVerdict.ObjectiveResult r : verdict.objectives()) {
             String name = r.objective().name();
-            counter("llm_sidecar.slo.objective_requests", "Requests an objective applied to",
-                    "objective", name, "model", model, "slo_class", sloClass).increment();
+            recorders.count(SLO_OBJECTIVE_REQUESTS, 1, name, model, sloClass);
             if (r.met()) {
-                counter("llm_sidecar.slo.objective_good_requests", "Requests that met the objective",
-                        "objective", name, "model", model, "slo_class", sloClass).increment();
+                recorders.count(SLO_OBJECTIVE_GOOD_REQUESTS, 1, name, model, sloClass);
             }
             for (Criterion c : r.violated()) {
-                counter("llm_sidecar.slo.violations", "Requests that violated a criterion of an objective",
-                        "objective", name, "model", model, "slo_class", sloClass, "criterion", c.label()).increment();
+                recorders.count(SLO_VIOLATIONS, 1, name, model, sloClass, c.label());
             }
         }
-    }
-
-    private Counter counter(String name, String description, String... tags) {
-        return cache.counter(name, description, tags);
     }
 }

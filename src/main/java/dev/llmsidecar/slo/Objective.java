@@ -10,9 +10,15 @@ import java.util.regex.Pattern;
  * @param sloClass class name, or "*"
  * @param itlQuantile quantile of the request's own ITL samples compared with itlNanos
  * @param target share of requests that must be good (exported; used by burn-rate alerts)
+ * @param ttftNonStreaming the TTFT threshold also judges responses that do not stream (whose TTFT is their E2E)
  */
 public record Objective(String name, List<Pattern> modelGlobs, String sloClass, long ttftNanos, long tpotNanos,
-        long e2eNanos, long itlNanos, double itlQuantile, double target) {
+        long e2eNanos, long itlNanos, double itlQuantile, double target, boolean ttftNonStreaming) {
+
+    public Objective(String name, List<Pattern> modelGlobs, String sloClass, long ttftNanos, long tpotNanos,
+            long e2eNanos, long itlNanos, double itlQuantile, double target) {
+        this(name, modelGlobs, sloClass, ttftNanos, tpotNanos, e2eNanos, itlNanos, itlQuantile, target, false);
+    }
 
     public boolean appliesTo(String model, String requestClass) {
         if (!sloClass.equals("*") && !sloClass.equals(requestClass)) {

@@ -33,6 +33,10 @@ public final class SloEvaluator {
 
     /** @param badClientStatuses upstream 4xx statuses that burn error budget (the others do not count) */
     public static SloVerdict evaluate(RequestResult r, List<Objective> objectives, Set<Integer> badClientStatuses) {
+        if (objectives.isEmpty()) {
+            // reported as such: a request no objective judges is neither good nor bad in joint attainment
+            return SloVerdict.excluded(SloVerdict.NO_OBJECTIVE);
+        }
         if (r.outcome() == Outcome.CLIENT_CANCELLED) {
             return cancelled(r, objectives);
         }
@@ -48,7 +52,10 @@ public final class SloEvaluator {
             if (!completed) {
                 violated.add(Criterion.ERROR);
             } else {
-                if (o.ttftNanos() >= 0 && (r.ttftNanos() < 0 || r.ttftNanos() > o.ttftNanos())) {
+                if (o.ttftNanos() >= 0 && (r.streaming() || o.ttftNonStreaming())
+                        && (r.ttftNanos() < 0 || r.ttftNanos() > o.ttftNanos())) {
+                    // a response that does not stream has no first token of its own (its TTFT is its E2E): a TTFT
+                    // objective judges it only where the objective says so
                     violated.add(Criterion.TTFT);
                 }
                 if (o.tpotNanos() >= 0 && r.tpotNanos() > o.tpotNanos()) {
@@ -74,7 +81,7 @@ public final class SloEvaluator {
         for (Objective o : objectives) {
             List<Criterion> violated = new ArrayList<>(1);
             long waited = r.ttftNanos() >= 0 ? r.ttftNanos() : r.e2eNanos();
-            if (o.ttftNanos() >= 0 && waited > o.ttftNanos()) {
+            if (o.ttftNanos() >= 0 && (r.streaming() || o.ttftNonStreaming()) && waited > o.ttftNanos()) {
                 violated.add(Criterion.TTFT);
             }
             if (o.e2eNanos() >= 0 && r.e2eNanos() > o.e2eNanos()) {

@@ -27,7 +27,7 @@ public final class SloPolicy {
         List<Objective> list = new ArrayList<>();
         new TreeMap<>(config.objectives()).forEach((name, o) -> list.add(new Objective(name,
                 Objective.globs(o.models()), o.sloClass(), nanos(o.ttft()), nanos(o.tpot()), nanos(o.e2e()),
-                nanos(o.itl()), o.itlQuantile(), o.target())));
+                nanos(o.itl()), o.itlQuantile(), o.target(), o.ttftNonStreaming())));
         this.objectives = List.copyOf(list);
     }
 

@@ -14,6 +14,7 @@ public record SloVerdict(boolean good, List<ObjectiveResult> objectives, String 
 
     public static final String CLIENT_CANCELLED = "client_cancelled";
     public static final String CLIENT_ERROR = "client_error";
+    public static final String NO_OBJECTIVE = "no_objective";
 
     public SloVerdict(boolean good, List<ObjectiveResult> objectives) {
         this(good, objectives, null);

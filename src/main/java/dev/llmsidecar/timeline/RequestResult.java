@@ -15,6 +15,7 @@ package dev.llmsidecar.timeline;
  * @param upstreamHeadersNanos time until the upstream's response headers arrived
  * @param tokenChunks token-bearing chunks seen
  * @param serverTimings what the engine reported about its own queue and first-token time, or null
+ * @param responseModel the model the response named (OTel {@code gen_ai.response.model}), or null
  */
 public record RequestResult(
         boolean streaming,
@@ -35,5 +36,121 @@ public record RequestResult(
         int tokenChunks,
         int undecodableChunks,
         ItlSamples itl,
-        dev.llmsidecar.wire.ServerTimings serverTimings) {
+        dev.llmsidecar.wire.ServerTimings serverTimings,
+        String responseModel) {
+
+    /** Builds a result by name: seven durations side by side must not be swappable by position. */
+    public static Builder builder(boolean streaming, Outcome outcome, int status) {
+        return new Builder(streaming, outcome, status);
+    }
+
+    /** Named setters for every component; anything not set is "did not happen" (-1, null, none). */
+    public static final class Builder {
+        private final boolean streaming;
+        private final Outcome outcome;
+        private final int status;
+        private long ttftNanos = -1;
+        private long ttfcNanos = -1;
+        private long firstReasoningNanos = -1;
+        private long firstContentNanos = -1;
+        private long e2eNanos = -1;
+        private long tpotNanos = -1;
+        private long upstreamHeadersNanos = -1;
+        private long outputTokens;
+        private TokenCountSource outputTokenSource = TokenCountSource.NONE;
+        private long promptTokens = -1;
+        private long cachedTokens = -1;
+        private String finishReason;
+        private int tokenChunks;
+        private int undecodableChunks;
+        private ItlSamples itl = ItlSamples.NONE;
+        private dev.llmsidecar.wire.ServerTimings serverTimings;
+        private String responseModel;
+
+        private Builder(boolean streaming, Outcome outcome, int status) {
+            this.streaming = streaming;
+            this.outcome = outcome;
+            this.status = status;
+        }
+
+        public Builder ttft(long nanos) {
+            this.ttftNanos = nanos;
+            return this;
+        }
+
+        public Builder timeToFirstChunk(long nanos) {
+            this.ttfcNanos = nanos;
+            return this;
+        }
+
+        public Builder firstReasoning(long nanos) {
+            this.firstReasoningNanos = nanos;
+            return this;
+        }
+
+        public Builder firstContent(long nanos) {
+            this.firstContentNanos = nanos;
+            return this;
+        }
+
+        public Builder e2e(long nanos) {
+            this.e2eNanos = nanos;
+            return this;
+        }
+
+        public Builder tpot(long nanos) {
+            this.tpotNanos = nanos;
+            return this;
+        }
+
+        public Builder upstreamHeaders(long nanos) {
+            this.upstreamHeadersNanos = nanos;
+            return this;
+        }
+
+        public Builder outputTokens(long tokens, TokenCountSource source) {
+            this.outputTokens = tokens;
+            this.outputTokenSource = source;
+            return this;
+        }
+
+        public Builder promptTokens(long tokens, long cached) {
+            this.promptTokens = tokens;
+            this.cachedTokens = cached;
+            return this;
+        }
+
+        public Builder finishReason(String reason) {
+            this.finishReason = reason;
+            return this;
+        }
+
+        public Builder chunks(int tokenChunks, int undecodableChunks) {
+            this.tokenChunks = tokenChunks;
+            this.undecodableChunks = undecodableChunks;
+            return this;
+        }
+
+        public Builder itl(ItlSamples samples) {
+            this.itl = samples;
+            return this;
+        }
+
+        public Builder serverTimings(dev.llmsidecar.wire.ServerTimings timings) {
+            this.serverTimings = timings;
+            return this;
+        }
+
+        public Builder responseModel(String model) {
+            this.responseModel = model;
+            return this;
+        }
+
+        public RequestResult build() {
+            return new RequestResult(streaming, outcome, status, ttftNanos, ttfcNanos, firstReasoningNanos,
+                    firstContentNanos, e2eNanos, tpotNanos, upstreamHeadersNanos, outputTokens, outputTokenSource,
+                    promptTokens, cachedTokens, finishReason, tokenChunks, undecodableChunks, itl, serverTimings,
+                    responseModel);
+        }
+    }
 }

@@ -64,6 +64,7 @@ public final class RequestTimeline implements TokenEventSink {
     private Usage usage;
     private ServerTimings serverTimings;
     private String finishReason;
+    private String responseModel;
     private boolean streamError;
     private int undecodable;
     private RequestResult result;
@@ -163,6 +164,11 @@ public final class RequestTimeline implements TokenEventSink {
     }
 
     @Override
+    public void onResponseModel(String model) {
+        this.responseModel = model;
+    }
+
+    @Override
     public void onStreamError() {
         streamError = true;
     }
@@ -209,11 +215,14 @@ public final class RequestTimeline implements TokenEventSink {
             e2e = endNanos - startNanos;
             ttft = effective == Outcome.OK ? e2e : -1;
         }
-        result = new RequestResult(streaming, effective, status, ttft, rel(firstChunkNanos),
-                rel(firstReasoningNanos), rel(firstContentNanos), e2e, tpot, rel(upstreamHeadersNanos),
-                outputTokens, source, usage == null ? -1 : usage.promptTokens(),
-                usage == null ? -1 : usage.cachedTokens(), finishReason, chunks, undecodable, itlSamples(outputTokens,
-                        source), serverTimings);
+        result = RequestResult.builder(streaming, effective, status)
+                .ttft(ttft).timeToFirstChunk(rel(firstChunkNanos)).firstReasoning(rel(firstReasoningNanos))
+                .firstContent(rel(firstContentNanos)).e2e(e2e).tpot(tpot).upstreamHeaders(rel(upstreamHeadersNanos))
+                .outputTokens(outputTokens, source)
+                .promptTokens(usage == null ? -1 : usage.promptTokens(), usage == null ? -1 : usage.cachedTokens())
+                .finishReason(finishReason).chunks(chunks, undecodable).itl(itlSamples(outputTokens, source))
+                .serverTimings(serverTimings).responseModel(responseModel)
+                .build();
         return result;
     }
 

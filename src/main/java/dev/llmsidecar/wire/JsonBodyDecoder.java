@@ -17,13 +17,16 @@ public final class JsonBodyDecoder implements StreamDecoder {
     private final TokenEventSink sink;
     private final BodyHandler handler;
     private final int maxBytes;
+    private final ResponseModelProbe model;
     private Buffer copy = Buffer.buffer();
     private boolean tooLarge;
 
-    public JsonBodyDecoder(TokenEventSink sink, BodyHandler handler, int maxBytes) {
+    /** @param model finds the answering model in the body, or null */
+    public JsonBodyDecoder(TokenEventSink sink, BodyHandler handler, int maxBytes, ResponseModelProbe model) {
         this.sink = sink;
         this.handler = handler;
         this.maxBytes = maxBytes;
+        this.model = model;
     }
 
     @Override
@@ -51,6 +54,9 @@ public final class JsonBodyDecoder implements StreamDecoder {
             return Buffer.buffer(0);
         }
         DecodeGuard.run(sink, () -> handler.onBody(bytes, nanos));
+        if (model != null) {
+            model.look(bytes, 0, bytes.length, sink);
+        }
         return Buffer.buffer(0);
     }
 }

@@ -40,7 +40,12 @@ public abstract class JsonWireFormat implements WireFormat {
         if (streamingResponse(response.contentType())) {
             return streamDecoder(sink, response);
         }
-        return new JsonBodyDecoder(sink, bodyHandler(sink, response), response.maxBodyBytes());
+        return new JsonBodyDecoder(sink, bodyHandler(sink, response), response.maxBodyBytes(), responseModel());
+    }
+
+    /** Finds the answering model in a response's first objects (one probe per response). */
+    protected final ResponseModelProbe responseModel() {
+        return new ResponseModelProbe(json);
     }
 
     /**

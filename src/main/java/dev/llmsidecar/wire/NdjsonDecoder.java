@@ -19,14 +19,17 @@ public final class NdjsonDecoder implements StreamDecoder {
     private final TokenEventSink sink;
     private final LineHandler handler;
     private final int maxLineBytes;
+    private final ResponseModelProbe model;
     private byte[] line = new byte[512];
     private int length;
     private boolean oversize;
 
-    public NdjsonDecoder(TokenEventSink sink, LineHandler handler, int maxLineBytes) {
+    /** @param model finds the answering model in the first lines, or null */
+    public NdjsonDecoder(TokenEventSink sink, LineHandler handler, int maxLineBytes, ResponseModelProbe model) {
         this.sink = sink;
         this.handler = handler;
         this.maxLineBytes = maxLineBytes;
+        this.model = model;
     }
 
     @Override
@@ -71,6 +74,9 @@ public final class NdjsonDecoder implements StreamDecoder {
             return;
         }
         DecodeGuard.run(sink, () -> handler.onLine(line, len, nanos));
+        if (model != null) {
+            model.look(line, 0, len, sink);
+        }
     }
 
     private static boolean isBlank(byte[] bytes, int len) {

@@ -17,6 +17,21 @@ public record ServerTimings(long queueNanos, long loadNanos, long firstTokenNano
         this(queueNanos, -1, firstTokenNanos, -1);
     }
 
+    /**
+     * Engine-side time for the whole request: its time to first token plus decode; for TGI, which reports no first
+     * token time and whose {@code x-inference-time} is prefill and decode together, queue plus that. -1 when unknown.
+     */
+    public long engineTotalNanos() {
+        long ttft = engineTtftNanos();
+        if (decodeNanos < 0) {
+            return -1;
+        }
+        if (ttft >= 0) {
+            return ttft + decodeNanos;
+        }
+        return queueNanos >= 0 ? queueNanos + Math.max(0, loadNanos) + decodeNanos : -1;
+    }
+
     /** Engine-side time from its arrival to the first token: queue and load (when known) plus first-token time. */
     public long engineTtftNanos() {
         return firstTokenNanos < 0 ? -1 : Math.max(0, queueNanos) + Math.max(0, loadNanos) + firstTokenNanos;

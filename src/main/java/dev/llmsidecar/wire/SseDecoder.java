@@ -22,12 +22,19 @@ public final class SseDecoder implements StreamDecoder, SseEventSplitter.Listene
     private final TokenEventSink sink;
     private final EventHandler handler;
     private final SseEventSplitter splitter;
+    private final ResponseModelProbe model;
     private long nanos;
     private boolean broken;
 
     public SseDecoder(TokenEventSink sink, EventHandler handler, int maxEventBytes) {
+        this(sink, handler, maxEventBytes, null);
+    }
+
+    /** @param model finds the answering model in the first events, or null for a format that never names it */
+    public SseDecoder(TokenEventSink sink, EventHandler handler, int maxEventBytes, ResponseModelProbe model) {
         this.sink = sink;
         this.handler = handler;
+        this.model = model;
         this.splitter = new SseEventSplitter(this, maxEventBytes);
     }
 
@@ -60,6 +67,9 @@ public final class SseDecoder implements StreamDecoder, SseEventSplitter.Listene
             return; // comments, keep-alives, retry-only events
         }
         DecodeGuard.run(sink, () -> handler.onEvent(data, length, eventType, nanos));
+        if (model != null) {
+            model.look(data, 0, length, sink);
+        }
     }
 
     /** True for the OpenAI end-of-stream sentinel {@code [DONE]}. */

@@ -25,6 +25,10 @@ public interface TokenEventSink {
     default void onServerTimings(ServerTimings timings) {
     }
 
+    /** The model that answered, as the response names it (OTel {@code gen_ai.response.model}). */
+    default void onResponseModel(String model) {
+    }
+
     /** The server reported an error inside a successful (200) stream. */
     void onStreamError();
 

@@ -2,6 +2,7 @@ package dev.llmsidecar.export;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.llmsidecar.export.contract.Recorders;
 import dev.llmsidecar.support.Scrape;
 import dev.llmsidecar.support.TestConfigs;
 import dev.llmsidecar.timeline.Outcome;
@@ -19,9 +20,10 @@ class LlmMetricsFormatTest {
     @Test
     void firstReasoningAndFirstAnswerAreRecordedLiveAndUndecodableIsCountedByFormat() {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        LlmMetrics metrics = new LlmMetrics(registry, TestConfigs.sidecar("http://127.0.0.1:1", Map.of()).metrics());
+        LlmMetrics metrics = new LlmMetrics(Recorders.prometheus(registry),
+                TestConfigs.sidecar("http://127.0.0.1:1", Map.of()).metrics(), LlmMetrics.Upstream.NONE);
 
-        RequestTimeline.LiveListener live = metrics.requestStarted("m", "chat", true);
+        RequestTimeline.LiveListener live = metrics.requestStarted("m", "chat", null, true);
         RequestTimeline t = new RequestTimeline(0, true, live);
         t.onTokenChunk(100 * MS, true, -1);
         t.onTokenChunk(150 * MS, true, -1);
@@ -33,13 +35,13 @@ class LlmMetricsFormatTest {
         t.onTokenChunk(420 * MS, false, -1);
         t.onUndecodable();
         t.onUndecodable();
-        metrics.requestFinished("m", "chat", "anthropic_messages", t.finish(500 * MS, Outcome.OK, 200));
+        metrics.requestFinished("m", "chat", null, "anthropic_messages", t.finish(500 * MS, Outcome.OK, 200));
 
-        RequestTimeline.LiveListener other = metrics.requestStarted("m", "text_completion", true);
+        RequestTimeline.LiveListener other = metrics.requestStarted("m", "text_completion", null, true);
         RequestTimeline u = new RequestTimeline(0, true, other);
         u.onTokenChunk(30 * MS, false, 1);
         u.onUndecodable();
-        metrics.requestFinished("m", "text_completion", "tgi", u.finish(40 * MS, Outcome.OK, 200));
+        metrics.requestFinished("m", "text_completion", null, "tgi", u.finish(40 * MS, Outcome.OK, 200));
 
         Scrape s = new Scrape(registry.scrape());
         String[] chat = {"model", "m", "operation", "chat", "streaming", "true"};

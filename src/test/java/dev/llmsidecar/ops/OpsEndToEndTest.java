@@ -74,7 +74,10 @@ class OpsEndToEndTest {
                     + "undecodable event, which the simulated engine never sends",
             "llm_sidecar_engine_reported_decode_seconds", "decode time is reported per request by llama.cpp "
                     + "(timings.predicted_ms), Ollama and TGI; the simulated engine speaks vLLM's per-request metrics, "
-                    + "which give queue time and time to first token only");
+                    + "which give queue time and time to first token only",
+            "llm_sidecar_request_duration_outside_engine_seconds", "needs the engine's whole time for a response that "
+                    + "does not stream (time to first token and decode); the simulated engine's vLLM per-request "
+                    + "metrics have no decode time (NonStreamingSeriesTest covers it with Ollama and TGI)");
     static final Duration HEALTHY = Duration.ofSeconds(20);
     static final Duration DEGRADED_BEFORE_CHECK = Duration.ofSeconds(15);
 

@@ -238,6 +238,11 @@ class RealEngineIT {
             long tokens = (Long) a.get("gen_ai.usage.output_tokens");
             double clientTpot = (client.e2eMs() - client.ttftMs()) / (tokens - 1);
             double sidecarTpot = (Double) a.get("llm_sidecar.time_per_output_token") * 1000;
+            // the model as the engine named it in its chunks (llama-server: its model alias or file name)
+            java.util.regex.Matcher named = java.util.regex.Pattern.compile("\"model\":\"([^\"]+)\"")
+                    .matcher(client.entity());
+            assertThat(named.find()).as("the engine names its model in the stream").isTrue();
+            assertThat(a).containsEntry("gen_ai.response.model", named.group(1));
             ttftDiffs.add(client.ttftMs() - sidecarTtft);
             e2eDiffs.add(client.e2eMs() - sidecarE2e);
             tpotDiffs.add(clientTpot - sidecarTpot);

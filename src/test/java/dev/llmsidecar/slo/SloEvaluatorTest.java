@@ -90,7 +90,25 @@ class SloEvaluatorTest {
             assertThat(v.good()).isFalse();
             assertThat(v.objectives()).allSatisfy(r -> assertThat(r.violated()).containsExactly(Criterion.ERROR));
         }
-        assertThat(SloEvaluator.evaluate(stream(100, 10, 5, Outcome.OK), List.of()).good()).isTrue();
+        // a request no objective applies to is reported as such, neither good nor bad in joint attainment
+        SloVerdict unjudged = SloEvaluator.evaluate(stream(100, 10, 5, Outcome.OK), List.of());
+        assertThat(unjudged.counted()).isFalse();
+        assertThat(unjudged.excludedReason()).isEqualTo(SloVerdict.NO_OBJECTIVE);
+    }
+
+    @Test
+    void aTtftObjectiveJudgesResponsesThatDoNotStreamOnlyWhereItSaysSo() {
+        RequestTimeline t = new RequestTimeline(0, false, RequestTimeline.LiveListener.NONE);
+        t.onTokenChunk(900 * MS, false, -1);
+        t.onUsage(new Usage(10, 5, -1));
+        RequestResult whole = t.finish(900 * MS, Outcome.OK, 200); // TTFT = E2E = 0.9 s
+        List<Objective> o = policy.applicable("llama-8b", "default"); // TTFT 0.3 s
+        assertThat(SloEvaluator.evaluate(whole, o).good()).as("a whole response is not late to its first token").isTrue();
+        SloPolicy strict = policy(Map.of("sidecar.slo.objectives.all.ttft", "PT0.3S",
+                "sidecar.slo.objectives.all.ttft-non-streaming", "true"));
+        SloVerdict judged = SloEvaluator.evaluate(whole, strict.applicable("m", "default"));
+        assertThat(judged.good()).isFalse();
+        assertThat(judged.objectives().get(0).violated()).containsExactly(Criterion.TTFT);
     }
 
     @Test

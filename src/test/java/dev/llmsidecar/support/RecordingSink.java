@@ -17,6 +17,12 @@ public final class RecordingSink implements TokenEventSink {
     public int streamErrors;
     public int undecodable;
     public ServerTimings serverTimings;
+    public final List<String> responseModels = new ArrayList<>();
+
+    @Override
+    public void onResponseModel(String model) {
+        responseModels.add(model);
+    }
 
     @Override
     public void onServerTimings(ServerTimings timings) {

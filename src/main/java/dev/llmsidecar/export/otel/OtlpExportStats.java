@@ -1,9 +1,10 @@
 package dev.llmsidecar.export.otel;
 
-import io.micrometer.core.instrument.Counter;
+import dev.llmsidecar.export.contract.Contract;
+import dev.llmsidecar.export.contract.Recorder.Bound;
+import dev.llmsidecar.export.contract.Recorders;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.function.IntSupplier;
-import io.micrometer.core.instrument.Gauge;
 
 /**
  * What happened to the telemetry the sidecar handed to OTLP, on the Prometheus side: a collector that is down or
@@ -11,58 +12,49 @@ import io.micrometer.core.instrument.Gauge;
  */
 public final class OtlpExportStats {
 
-    private final Counter spansExported;
-    private final Counter spansDroppedQueueFull;
-    private final Counter spansDroppedExportFailed;
-    private final Counter pointsExported;
-    private final Counter pointsDropped;
-    private final MeterRegistry registry;
+    private final Bound spansExported;
+    private final Bound spansDroppedQueueFull;
+    private final Bound spansDroppedExportFailed;
+    private final Bound pointsExported;
+    private final Bound pointsDropped;
+    private final Recorders recorders;
 
+    /** Prometheus only, by declaration: telemetry about losing telemetry is read where it is not lost. */
     public OtlpExportStats(MeterRegistry registry) {
-        this.registry = registry;
-        spansExported = Counter.builder("llm_sidecar.otlp.spans_exported")
-                .description("Spans the OTLP endpoint accepted").register(registry);
-        spansDroppedQueueFull = dropped("queue_full");
-        spansDroppedExportFailed = dropped("export_failed");
-        pointsExported = Counter.builder("llm_sidecar.otlp.metric_points_exported")
-                .description("Metric data points the OTLP endpoint accepted").register(registry);
-        pointsDropped = Counter.builder("llm_sidecar.otlp.metric_points_dropped")
-                .description("Metric data points lost because an OTLP export failed or timed out (the next export "
-                        + "carries cumulative values again)")
-                .register(registry);
-    }
-
-    private Counter dropped(String reason) {
-        return Counter.builder("llm_sidecar.otlp.spans_dropped").tag("reason", reason)
-                .description("Spans not exported: queue_full (the bounded export queue was full) or export_failed "
-                        + "(the endpoint refused, failed or timed out)")
-                .register(registry);
+        this.recorders = Recorders.prometheus(registry);
+        spansExported = recorders.bound(Contract.OTLP_SPANS_EXPORTED);
+        spansDroppedQueueFull = recorders.bound(Contract.OTLP_SPANS_DROPPED, "queue_full");
+        spansDroppedExportFailed = recorders.bound(Contract.OTLP_SPANS_DROPPED, "export_failed");
+        pointsExported = recorders.bound(Contract.OTLP_POINTS_EXPORTED);
+        pointsDropped = recorders.bound(Contract.OTLP_POINTS_DROPPED);
+        for (Bound counter : new Bound[] {spansExported, spansDroppedQueueFull, spansDroppedExportFailed,
+            pointsExported, pointsDropped}) {
+            counter.record(0);
+        }
     }
 
     void queueGauges(IntSupplier size, int capacity) {
-        Gauge.builder("llm_sidecar.otlp.span_queue_size", size::getAsInt)
-                .description("Ended spans accepted for export and not yet exported or dropped (queued or in the batch being sent)").register(registry);
-        Gauge.builder("llm_sidecar.otlp.span_queue_capacity", () -> capacity)
-                .description("Bound of the span export queue (otel.bsp.max.queue.size)").register(registry);
+        recorders.observe(Contract.OTLP_SPAN_QUEUE, size::getAsInt);
+        recorders.observe(Contract.OTLP_SPAN_QUEUE_CAPACITY, () -> capacity);
     }
 
     void spansExported(int n) {
-        spansExported.increment(n);
+        spansExported.record(n);
     }
 
     void spansDroppedQueueFull() {
-        spansDroppedQueueFull.increment();
+        spansDroppedQueueFull.record(1);
     }
 
     void spansDroppedExportFailed(int n) {
-        spansDroppedExportFailed.increment(n);
+        spansDroppedExportFailed.record(n);
     }
 
     void pointsExported(long n) {
-        pointsExported.increment(n);
+        pointsExported.record(n);
     }
 
     void pointsDropped(long n) {
-        pointsDropped.increment(n);
+        pointsDropped.record(n);
     }
 }

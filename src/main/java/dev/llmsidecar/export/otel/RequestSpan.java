@@ -99,8 +99,15 @@ public interface RequestSpan {
                         Attributes.of(AttributeKey.doubleKey("llm_sidecar.time_to_first_token"), ttft),
                         receivedEpochNanos + r.ttftNanos(), TimeUnit.NANOSECONDS);
             }
+            if (r.streaming() && r.ttftNanos() >= 0) {
+                // semantic-conventions#3483: the first chunk of generated content, not a role-only prelude
+                span.setAttribute("gen_ai.response.time_to_first_chunk", seconds(r.ttftNanos()));
+            }
             if (r.ttfcNanos() >= 0) {
-                span.setAttribute("gen_ai.response.time_to_first_chunk", seconds(r.ttfcNanos()));
+                span.setAttribute("llm_sidecar.time_to_first_response_chunk", seconds(r.ttfcNanos()));
+            }
+            if (r.responseModel() != null) {
+                span.setAttribute("gen_ai.response.model", r.responseModel());
             }
             if (r.tpotNanos() >= 0) {
                 span.setAttribute("llm_sidecar.time_per_output_token", seconds(r.tpotNanos()));
@@ -133,7 +140,7 @@ public interface RequestSpan {
                 }
             }
             if (r.outcome() != Outcome.OK) {
-                span.setAttribute("error.type", OtelMetrics.errorType(r));
+                span.setAttribute("error.type", dev.llmsidecar.export.LlmMetrics.errorType(r));
                 span.setStatus(StatusCode.ERROR, r.outcome().label());
             }
             span.end(receivedEpochNanos + (endNanos - receivedNanos), TimeUnit.NANOSECONDS);

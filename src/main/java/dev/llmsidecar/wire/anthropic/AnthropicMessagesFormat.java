@@ -30,7 +30,7 @@ public final class AnthropicMessagesFormat extends JsonWireFormat {
 
     @Override
     protected StreamDecoder streamDecoder(TokenEventSink sink, UpstreamResponse response) {
-        return new SseDecoder(sink, new Events(sink), response.maxHeldEventBytes());
+        return new SseDecoder(sink, new Events(sink), response.maxHeldEventBytes(), responseModel());
     }
 
     @Override

@@ -27,7 +27,7 @@ public final class OllamaFormat extends JsonWireFormat {
 
     @Override
     protected StreamDecoder streamDecoder(TokenEventSink sink, UpstreamResponse response) {
-        return new NdjsonDecoder(sink, new Lines(sink), response.maxBodyBytes());
+        return new NdjsonDecoder(sink, new Lines(sink), response.maxBodyBytes(), responseModel());
     }
 
     @Override

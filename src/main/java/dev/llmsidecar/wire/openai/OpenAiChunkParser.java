@@ -6,6 +6,7 @@ import static dev.llmsidecar.wire.JsonReads.nonEmptyString;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import dev.llmsidecar.wire.ResponseModelProbe;
 import dev.llmsidecar.wire.ServerTimings;
 import dev.llmsidecar.wire.Usage;
 import java.io.IOException;
@@ -20,6 +21,11 @@ public final class OpenAiChunkParser {
 
     public OpenAiChunkParser(JsonFactory json) {
         this.json = json;
+    }
+
+    /** A probe for the answering model, reading with this parser's factory. */
+    public ResponseModelProbe responseModelProbe() {
+        return new ResponseModelProbe(json);
     }
 
     /**

@@ -22,7 +22,7 @@ public final class OpenAiResponsesFormat extends JsonWireFormat {
 
     @Override
     protected StreamDecoder streamDecoder(TokenEventSink sink, UpstreamResponse response) {
-        return new SseDecoder(sink, new Events(sink), response.maxHeldEventBytes());
+        return new SseDecoder(sink, new Events(sink), response.maxHeldEventBytes(), responseModel());
     }
 
     @Override

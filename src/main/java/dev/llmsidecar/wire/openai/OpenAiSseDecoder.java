@@ -1,5 +1,6 @@
 package dev.llmsidecar.wire.openai;
 
+import dev.llmsidecar.wire.ResponseModelProbe;
 import dev.llmsidecar.wire.SseEventSplitter;
 import dev.llmsidecar.wire.StreamDecoder;
 import dev.llmsidecar.wire.TokenEventSink;
@@ -33,6 +34,7 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
     private final UsageHandling usage;
     private final UsageMemberFinder finder;
     private final int maxHeldBytes;
+    private final ResponseModelProbe model;
 
     private long nanos;
 
@@ -54,6 +56,7 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
         this.parser = parser;
         this.usage = usage;
         this.maxHeldBytes = maxHeldBytes;
+        this.model = parser.responseModelProbe();
         this.splitter = new SseEventSplitter(this, maxHeldBytes);
         this.finder = usage == UsageHandling.PASS ? null : new UsageMemberFinder(this);
     }
@@ -210,6 +213,7 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
             sink.onTokenChunk(nanos, !chunk.carriesContent(), cumulative);
         }
         chunk.reportTo(sink);
+        model.look(data, 0, length, sink);
         tokenCounts |= chunk.usage() != null;
         if (usage == UsageHandling.REMOVE) {
             checkUsageChunk(chunk, data, length, start, end);

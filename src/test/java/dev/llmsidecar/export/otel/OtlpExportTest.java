@@ -3,6 +3,7 @@ package dev.llmsidecar.export.otel;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.llmsidecar.export.contract.Contract;
 import dev.llmsidecar.sim.EngineBehaviour;
 import dev.llmsidecar.support.OtlpReceiver;
 import dev.llmsidecar.support.ProxyFixture;
@@ -153,15 +154,18 @@ class OtlpExportTest {
             send(f, 3, Map.of());
             send(f, 1, Map.of("traceparent", "00-" + CLIENT_TRACE + "-" + CLIENT_SPAN + "-01"));
             Map<String, Object> ok = Map.of("gen_ai.request.model", MODEL, "llm_sidecar.outcome", "ok");
+            // OTel GenAI: TTFT of successful requests only, so it has no outcome attribute
+            Map<String, Object> model = Map.of("gen_ai.request.model", MODEL);
             await("12 spans and 4 TTFT samples",
-                    () -> receiver.spans().size() >= 12 && latestCount("gen_ai.server.time_to_first_token", ok) >= 4);
+                    () -> receiver.spans().size() >= 12 && latestCount("gen_ai.server.time_to_first_token", model) >= 4);
 
             // metrics: names, units, required GenAI attributes, values against the schedule
             Metric ttftMetric = receiver.metrics("gen_ai.server.time_to_first_token").get(0);
             assertThat(ttftMetric.getUnit()).isEqualTo("s");
-            HistogramDataPoint ttft = latestPoint("gen_ai.server.time_to_first_token", ok);
+            HistogramDataPoint ttft = latestPoint("gen_ai.server.time_to_first_token", model);
             assertThat(attributes(ttft.getAttributesList())).containsEntry("gen_ai.operation.name", "chat")
                     .containsEntry("gen_ai.provider.name", "openai").containsEntry("llm_sidecar.streaming", true)
+                    .containsEntry("server.address", "127.0.0.1").containsEntry("server.port", (long) f.enginePort)
                     .doesNotContainKey("error.type");
             assertThat(ttft.getCount()).isEqualTo(4);
             // the same measurement as the Prometheus series, and consistent with the engine's schedule
@@ -170,7 +174,7 @@ class OtlpExportTest {
             assertThat(ttft.getSum()).isCloseTo(prom.sum("gen_ai_server_time_to_first_token_seconds_sum", labels), within(1e-6));
             assertThat(ttft.getSum() / 4).isBetween(TTFT_MS / 1000.0, TTFT_MS / 1000.0 + SLACK_S);
             // the same bucket bounds as the Prometheus histograms (SLO thresholds included)
-            assertThat(ttft.getExplicitBoundsList()).isEqualTo(f.telemetry.metrics().latencyBoundsSeconds());
+            assertThat(ttft.getExplicitBoundsList()).isEqualTo(f.telemetry.buckets().bounds(Contract.TTFT.buckets()));
             assertThat(ttft.getExplicitBoundsList()).contains(0.05, 0.5);
 
             HistogramDataPoint tpot = latestPoint("gen_ai.server.time_per_output_token", ok);
@@ -183,7 +187,7 @@ class OtlpExportTest {
             assertThat(latestPoint("llm_sidecar.inter_token_latency", ok).getCount()).isEqualTo(4 * (TOKENS - 1));
             assertThat(latestPoint("gen_ai.client.operation.time_per_output_chunk",
                     Map.of("gen_ai.request.model", MODEL)).getCount()).isEqualTo(4 * (TOKENS - 1));
-            assertThat(latestPoint("gen_ai.client.operation.time_to_first_chunk", ok).getCount()).isEqualTo(4);
+            assertThat(latestPoint("gen_ai.client.operation.time_to_first_chunk", model).getCount()).isEqualTo(4);
 
             Metric usage = receiver.metrics("gen_ai.client.token.usage").get(0);
             assertThat(usage.getUnit()).isEqualTo("{token}");
@@ -222,9 +226,16 @@ class OtlpExportTest {
                         .containsEntry("llm_sidecar.slo.good", false)
                         .containsEntry("llm_sidecar.slo.violated", List.of("strict:ttft"))
                         .containsEntry("http.response.status_code", 200L)
+                        .containsEntry("gen_ai.response.model", MODEL)
+                        .containsEntry("server.address", "127.0.0.1")
+                        .containsEntry("server.port", (long) f.enginePort)
                         .containsKey("gen_ai.usage.input_tokens");
                 double ttftSeconds = (Double) a.get("llm_sidecar.time_to_first_token");
                 assertThat(ttftSeconds).isBetween(TTFT_MS / 1000.0, TTFT_MS / 1000.0 + SLACK_S);
+                // time to first chunk is the first chunk of generated content (semantic-conventions#3483); the
+                // engine's role-only prelude comes at once, and has a name of its own
+                assertThat((Double) a.get("gen_ai.response.time_to_first_chunk")).isEqualTo(ttftSeconds);
+                assertThat((Double) a.get("llm_sidecar.time_to_first_response_chunk")).isLessThan(TTFT_MS / 1000.0);
                 assertThat(s.getEventsList()).hasSize(1);
                 var event = s.getEvents(0);
                 assertThat(event.getName()).isEqualTo("llm_sidecar.first_token");
@@ -302,7 +313,8 @@ class OtlpExportTest {
             await("the span and TTFT", () -> receiver.spans().size() >= 1
                     && latestCount("gen_ai.server.time_to_first_token", Map.of("gen_ai.request.model", "m-claude")) >= 1);
             assertThat(attributes(receiver.spans().get(0).getAttributesList()))
-                    .containsEntry("gen_ai.provider.name", "anthropic").containsEntry("gen_ai.operation.name", "chat");
+                    .containsEntry("gen_ai.provider.name", "anthropic").containsEntry("gen_ai.operation.name", "chat")
+                    .containsEntry("gen_ai.response.model", "m-claude");
             assertThat(attributes(latestPoint("gen_ai.server.time_to_first_token",
                     Map.of("gen_ai.request.model", "m-claude")).getAttributesList()))
                     .containsEntry("gen_ai.provider.name", "anthropic");

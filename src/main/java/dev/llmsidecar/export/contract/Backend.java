@@ -1,0 +1,4 @@
+package dev.llmsidecar.export.contract;
+
+/** Where a series goes. */
+public enum Backend { PROMETHEUS, OTLP }

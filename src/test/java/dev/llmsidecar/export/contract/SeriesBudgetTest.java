@@ -1,0 +1,93 @@
+package dev.llmsidecar.export.contract;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.llmsidecar.export.LiveWindows;
+import dev.llmsidecar.export.LlmMetrics;
+import dev.llmsidecar.export.SloMetrics;
+import dev.llmsidecar.slo.SloEvaluator;
+import dev.llmsidecar.slo.SloPolicy;
+import dev.llmsidecar.support.TestConfigs;
+import dev.llmsidecar.timeline.Outcome;
+import dev.llmsidecar.timeline.RequestResult;
+import dev.llmsidecar.timeline.RequestTimeline;
+import dev.llmsidecar.wire.ServerTimings;
+import dev.llmsidecar.wire.Usage;
+import io.micrometer.prometheus.PrometheusConfig;
+import io.micrometer.prometheus.PrometheusMeterRegistry;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The series budget docs/metrics.md states: the /q/metrics lines one model can produce (every histogram bucket is a
+ * line) with the default buckets, one operation, one SLO class and one objective, when every label value that can
+ * occur did (both kinds of request, every outcome, cache hit / miss / unknown, every finish reason, every criterion).
+ */
+class SeriesBudgetTest {
+
+    static final long MS = 1_000_000;
+    @Test
+    void theDocumentedBudgetPerModelIsTheMeasuredWorstCase() throws Exception {
+        String docs = Files.readString(Path.of("docs/metrics.md"));
+        for (Buckets.Preset preset : Buckets.Preset.values()) {
+            long lines = linesPerModel(preset);
+            String name = preset.name().toLowerCase(java.util.Locale.ROOT);
+            Matcher m = Pattern.compile("\\| `" + name + "` \\| (\\d+) \\|").matcher(docs);
+            assertThat(m.find()).as("docs/metrics.md has a budget row | `" + name + "` | N |").isTrue();
+            assertThat(Long.parseLong(m.group(1))).as(name + ": documented budget vs measured").isEqualTo(lines);
+        }
+    }
+
+    static long linesPerModel(Buckets.Preset preset) {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        var config = TestConfigs.sidecar("http://127.0.0.1:1", Map.of(
+                // thresholds that already are default bounds: the count is the preset's
+                "sidecar.slo.objectives.interactive.ttft", "PT0.5S", "sidecar.slo.objectives.interactive.tpot",
+                "PT0.05S", "sidecar.slo.objectives.interactive.e2e", "PT30S",
+                "sidecar.slo.objectives.interactive.itl", "PT0.1S"));
+        SloPolicy policy = new SloPolicy(config.slo());
+        Buckets buckets = new Buckets(preset, List.of(), List.of(), policy.thresholdsSeconds());
+        Recorders recorders = Recorders.of(new MicrometerRecorder(registry, buckets));
+        LlmMetrics metrics = new LlmMetrics(recorders, config.metrics(), LlmMetrics.Upstream.NONE);
+        SloMetrics slo = new SloMetrics(recorders, policy.objectives());
+        LiveWindows windows = new LiveWindows(recorders, config.windows(), System::nanoTime);
+
+        List<String> finishReasons = Arrays.asList("stop", "length", "tool_calls", "content_filter", "function_call",
+                "abort", "error", "something_new", null);
+        int n = 0;
+        for (boolean streaming : new boolean[] {true, false}) {
+            for (Outcome outcome : Outcome.values()) {
+                for (int status : outcome == Outcome.UPSTREAM_ERROR ? new int[] {500, 429, 400} : new int[] {200}) {
+                    for (long cached : new long[] {60, 0, -1}) {
+                        for (boolean slow : new boolean[] {false, true}) {
+                            RequestTimeline t = new RequestTimeline(0, streaming,
+                                    metrics.requestStarted("m", "chat", null, streaming));
+                            long gap = slow ? 2000 * MS : 20 * MS;
+                            t.onUpstreamHeaders(5 * MS);
+                            t.onDataChunk(10 * MS);
+                            t.onTokenChunk((slow ? 900 : 100) * MS, n % 2 == 0, -1);
+                            t.onTokenChunk((slow ? 900 : 100) * MS + gap, false, -1);
+                            t.onTokenChunk((slow ? 900 : 100) * MS + 2 * gap, false, -1);
+                            t.onUsage(new Usage(100, 3, cached));
+                            t.onFinishReason(finishReasons.get(n % finishReasons.size()));
+                            t.onServerTimings(new ServerTimings(MS, MS, 50 * MS, 40 * MS));
+                            RequestResult r = t.finish((slow ? 40_000 : 200) * MS, outcome, status);
+                            metrics.requestFinished("m", "chat", null, "openai_chat", r);
+                            slo.record("m", "default", r.outputTokens(), SloEvaluator.evaluate(r,
+                                    policy.applicable("m", "default"), policy.badClientStatuses()));
+                            windows.record("m", r);
+                            n++;
+                        }
+                    }
+                }
+            }
+        }
+        return registry.scrape().lines().filter(l -> !l.startsWith("#") && l.contains("model=\"m\"")).count();
+    }
+}
