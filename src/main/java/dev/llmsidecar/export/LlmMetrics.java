@@ -249,7 +249,9 @@ public final class LlmMetrics {
             recorders.end(TOKEN_USAGE, ok, r.promptTokens(), model, operation, "input", p, addr, port);
             recorders.end(TOKENS, ok, r.promptTokens(), model, operation, "input");
             if (r.cachedTokens() >= 0) {
-                // the hit ratio's denominator: only requests that said how many of their tokens were cached
+                // the hit ratio's numerator and denominator, from the same requests: those that said how many of
+                // their input tokens were cached
+                recorders.end(TOKENS, ok, r.cachedTokens(), model, operation, "cached_input");
                 recorders.end(TOKENS, ok, r.promptTokens(), model, operation, "cache_reporting_input");
             }
         }
@@ -257,14 +259,14 @@ public final class LlmMetrics {
             recorders.end(TOKEN_USAGE, ok, r.outputTokens(), model, operation, "output", p, addr, port);
             recorders.end(TOKENS, ok, r.outputTokens(), model, operation, "output");
         }
-        if (r.cachedTokens() >= 0) {
-            recorders.end(TOKENS, ok, r.cachedTokens(), model, operation, "cached_input");
-        }
     }
 
-    /** OTel {@code error.type} of a failed request: the upstream's HTTP status when it sent one, else the outcome. */
+    /**
+     * OTel {@code error.type} of a failed request: the HTTP error status the client got (the engine's, or the
+     * sidecar's own 502/504), else the outcome (an error inside a 200 stream, a broken stream, a cancel).
+     */
     public static String errorType(RequestResult r) {
-        return r.outcome() == Outcome.UPSTREAM_ERROR && r.status() > 0 ? Integer.toString(r.status())
+        return r.outcome() == Outcome.UPSTREAM_ERROR && r.status() >= 400 ? Integer.toString(r.status())
                 : r.outcome().label();
     }
 

@@ -19,8 +19,8 @@ import java.util.Set;
  * already broke an objective (no first token within the TTFT threshold, or the E2E threshold passed): then it is
  * bad for that criterion, since a user who gave up after waiting too long was not served.</li>
  * </ul>
- * A request with a single output token has no TPOT and meets any TPOT objective (as vllm bench serve's goodput
- * does).
+ * A stream with a single output token has no TPOT and meets any TPOT objective (as vllm bench serve's goodput
+ * does). A response that does not stream is judged only by objectives that can judge it ({@link #judging}).
  */
 public final class SloEvaluator {
 
@@ -32,7 +32,8 @@ public final class SloEvaluator {
     }
 
     /** @param badClientStatuses upstream 4xx statuses that burn error budget (the others do not count) */
-    public static SloVerdict evaluate(RequestResult r, List<Objective> objectives, Set<Integer> badClientStatuses) {
+    public static SloVerdict evaluate(RequestResult r, List<Objective> applicable, Set<Integer> badClientStatuses) {
+        List<Objective> objectives = judging(r, applicable);
         if (objectives.isEmpty()) {
             // reported as such: a request no objective judges is neither good nor bad in joint attainment
             return SloVerdict.excluded(SloVerdict.NO_OBJECTIVE);
@@ -72,6 +73,25 @@ public final class SloEvaluator {
             results.add(new SloVerdict.ObjectiveResult(o, List.copyOf(violated)));
         }
         return new SloVerdict(good, List.copyOf(results));
+    }
+
+    /**
+     * The objectives that can judge {@code r}: all of them for a stream; for a response that does not stream only
+     * those with an E2E threshold, or a TTFT threshold that says it judges such responses (it has no first token of
+     * its own, and no per-token timing for TPOT or ITL). An objective that cannot judge a request does not count it
+     * at all, neither its success nor its failure: otherwise an unjudged success would flatter attainment.
+     */
+    static List<Objective> judging(RequestResult r, List<Objective> applicable) {
+        if (r.streaming()) {
+            return applicable;
+        }
+        List<Objective> judging = new ArrayList<>(applicable.size());
+        for (Objective o : applicable) {
+            if (o.e2eNanos() >= 0 || (o.ttftNanos() >= 0 && o.ttftNonStreaming())) {
+                judging.add(o);
+            }
+        }
+        return judging;
     }
 
     /** A cancelled request is bad only for what its wait had already broken; otherwise it does not count. */

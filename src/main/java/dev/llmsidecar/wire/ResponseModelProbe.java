@@ -7,15 +7,18 @@ import java.io.IOException;
 
 /**
  * Finds the model that answered (OTel {@code gen_ai.response.model}) in the first JSON objects of a response: a
- * top-level {@code model} (OpenAI chat/completions chunks and bodies, Ollama, llama.cpp) or one inside
+ * top-level {@code model} (OpenAI chat/completions chunks and bodies, Ollama, llama.cpp bodies) or one inside
  * {@code message} (Anthropic {@code message_start}) or {@code response} (OpenAI Responses {@code response.created}).
- * Only the first few objects are looked at, so a long stream costs nothing after its start; a format that never
- * names the model (TGI) gives up after them.
+ * Only the first few objects, and only their first {@link #MAX_SCANNED_BYTES}, are looked at: a long stream costs
+ * nothing after its start, and a large body (an embeddings list, whose {@code model} comes after the data) costs no
+ * second full parse. A format that never names the model (TGI, llama.cpp's native stream) gives up after them.
  */
 public final class ResponseModelProbe {
 
     /** Objects looked at per response before giving up. */
     static final int ATTEMPTS = 3;
+    /** Bytes of one object scanned at most; a model named later is not found. */
+    static final int MAX_SCANNED_BYTES = 64 * 1024;
     /** Longer names are cut: the value is a span attribute, not a label, but still bounded. */
     static final int MAX_CHARS = 256;
 
@@ -32,44 +35,62 @@ public final class ResponseModelProbe {
             return;
         }
         attemptsLeft--;
-        String model = find(json, bytes, offset, length);
+        String model = find(json, bytes, offset, Math.min(length, MAX_SCANNED_BYTES));
         if (model != null) {
             attemptsLeft = 0;
-            sink.onResponseModel(model.length() > MAX_CHARS ? model.substring(0, MAX_CHARS) : model);
+            sink.onResponseModel(cut(model));
         }
     }
 
-    /** The model an object names (top level first, then {@code message} / {@code response}), or null. */
-    static String find(JsonFactory json, byte[] bytes, int offset, int length) {
-        try (JsonParser p = json.createParser(bytes, offset, length)) {
-            if (p.nextToken() != JsonToken.START_OBJECT) {
-                return null;
-            }
-            return modelMember(p, true);
-        } catch (IOException | RuntimeException e) {
-            return null;
+    /** At most {@link #MAX_CHARS} characters, never half a surrogate pair. */
+    static String cut(String model) {
+        if (model.length() <= MAX_CHARS) {
+            return model;
         }
+        int end = Character.isHighSurrogate(model.charAt(MAX_CHARS - 1)) ? MAX_CHARS - 1 : MAX_CHARS;
+        return model.substring(0, end);
+    }
+
+    /**
+     * The model an object names (top level first, then {@code message} / {@code response}), or null; on bytes that
+     * end early (cut at the scan limit, or malformed), what was found before them.
+     */
+    static String find(JsonFactory json, byte[] bytes, int offset, int length) {
+        Found found = new Found();
+        try (JsonParser p = json.createParser(bytes, offset, length)) {
+            if (p.nextToken() == JsonToken.START_OBJECT) {
+                modelMember(p, found, true);
+            }
+        } catch (IOException | RuntimeException e) {
+            // what was read so far
+        }
+        return found.own != null ? found.own : found.nested;
+    }
+
+    /** The top-level model, and the first nested one. */
+    private static final class Found {
+        String own;
+        String nested;
     }
 
     /** The parser is inside an object: its model member, else (descending) one of message / response. */
-    private static String modelMember(JsonParser p, boolean descend) throws IOException {
-        String own = null;
-        String nested = null;
+    private static void modelMember(JsonParser p, Found found, boolean top) throws IOException {
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String name = p.currentName();
             JsonToken v = p.nextToken();
-            if (own == null && "model".equals(name) && v == JsonToken.VALUE_STRING && !p.getText().isEmpty()) {
-                own = p.getText();
-                if (descend) {
-                    return own; // top level: nothing else to read
+            if ("model".equals(name) && v == JsonToken.VALUE_STRING && !p.getText().isEmpty()) {
+                if (top) {
+                    found.own = p.getText();
+                    return; // nothing else to read
                 }
-            } else if (descend && nested == null && v == JsonToken.START_OBJECT
-                    && ("message".equals(name) || "response".equals(name))) {
-                nested = modelMember(p, false);
+                if (found.nested == null) {
+                    found.nested = p.getText();
+                }
+            } else if (top && v == JsonToken.START_OBJECT && ("message".equals(name) || "response".equals(name))) {
+                modelMember(p, found, false);
             } else {
                 p.skipChildren();
             }
         }
-        return own != null ? own : nested;
     }
 }

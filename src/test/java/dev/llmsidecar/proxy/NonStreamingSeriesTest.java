@@ -75,8 +75,12 @@ class NonStreamingSeriesTest {
             assertThat(s.sum("gen_ai_server_time_to_first_token_seconds_sum", "model", "m-ollama", "streaming",
                     "false") / EACH).isGreaterThan(0.3);
 
-            // SLO: a 250 ms TTFT objective does not judge responses that do not stream (their "TTFT" is ~360 ms)
-            assertThat(s.sum("llm_sidecar_slo_good_requests_total", ollama)).isEqualTo(2 * EACH);
+            // SLO: a 250 ms TTFT objective does not judge responses that do not stream (their "TTFT" is ~360 ms):
+            // they are neither violations nor unjudged successes, but reported as judged by no objective
+            assertThat(s.sum("llm_sidecar_slo_requests_total", ollama)).isEqualTo(EACH);
+            assertThat(s.sum("llm_sidecar_slo_good_requests_total", ollama)).isEqualTo(EACH);
+            assertThat(s.sum("llm_sidecar_slo_excluded_requests_total", "model", "m-ollama", "reason", "no_objective"))
+                    .isEqualTo(EACH);
             assertThat(s.sum("llm_sidecar_slo_violations_total", "model", "m-ollama", "criterion", "ttft")).isZero();
         }
     }

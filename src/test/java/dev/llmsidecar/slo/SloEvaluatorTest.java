@@ -102,8 +102,21 @@ class SloEvaluatorTest {
         t.onTokenChunk(900 * MS, false, -1);
         t.onUsage(new Usage(10, 5, -1));
         RequestResult whole = t.finish(900 * MS, Outcome.OK, 200); // TTFT = E2E = 0.9 s
-        List<Objective> o = policy.applicable("llama-8b", "default"); // TTFT 0.3 s
-        assertThat(SloEvaluator.evaluate(whole, o).good()).as("a whole response is not late to its first token").isTrue();
+        List<Objective> o = policy.applicable("llama-8b", "default"); // TTFT 0.3 s / TPOT, ITL: nothing to judge it by
+        SloVerdict unjudged = SloEvaluator.evaluate(whole, o);
+        assertThat(unjudged.counted()).as("a whole response is not late to its first token, nor good unjudged")
+                .isFalse();
+        assertThat(unjudged.excludedReason()).isEqualTo(SloVerdict.NO_OBJECTIVE);
+        // nor does its failure count under objectives that cannot judge it
+        RequestTimeline failed = new RequestTimeline(0, false, RequestTimeline.LiveListener.NONE);
+        assertThat(SloEvaluator.evaluate(failed.finish(50 * MS, Outcome.UPSTREAM_ERROR, 500), o).excludedReason())
+                .isEqualTo(SloVerdict.NO_OBJECTIVE);
+        // an E2E objective judges it, success and failure alike
+        SloPolicy e2e = policy(Map.of("sidecar.slo.objectives.whole.e2e", "PT1S",
+                "sidecar.slo.objectives.stream.ttft", "PT0.3S"));
+        SloVerdict judgedByE2e = SloEvaluator.evaluate(whole, e2e.applicable("m", "default"));
+        assertThat(judgedByE2e.good()).isTrue();
+        assertThat(judgedByE2e.objectives()).extracting(r -> r.objective().name()).containsExactly("whole");
         SloPolicy strict = policy(Map.of("sidecar.slo.objectives.all.ttft", "PT0.3S",
                 "sidecar.slo.objectives.all.ttft-non-streaming", "true"));
         SloVerdict judged = SloEvaluator.evaluate(whole, strict.applicable("m", "default"));

@@ -83,6 +83,33 @@ class ResponseModelProbeTest {
     }
 
     @Test
+    void aLargeObjectIsScannedOnlyAtItsStartAndANestedModelSurvivesTheCut() {
+        String data = "{\"object\":\"embedding\",\"embedding\":[" + "0.125,".repeat(20_000) + "0.5]}";
+        // an embeddings list names its model after the data: past the scan limit, not found (no second full parse)
+        assertThat(looked("{\"object\":\"list\",\"data\":[" + data + "],\"model\":\"e5\"}")).isEmpty();
+        assertThat(looked("{\"model\":\"e5\",\"object\":\"list\",\"data\":[" + data + "]}")).containsExactly("e5");
+        // a nested model read before the cut is kept
+        RecordingSink sink = new RecordingSink();
+        byte[] b = ("{\"type\":\"message_start\",\"message\":{\"model\":\"c\"},\"pad\":\"" + "x".repeat(100_000)
+                + "\"}").getBytes(StandardCharsets.UTF_8);
+        new ResponseModelProbe(JSON).look(b, 0, b.length, sink);
+        assertThat(sink.responseModels).containsExactly("c");
+    }
+
+    static java.util.List<String> looked(String json) {
+        RecordingSink sink = new RecordingSink();
+        byte[] b = json.getBytes(StandardCharsets.UTF_8);
+        new ResponseModelProbe(JSON).look(b, 0, b.length, sink);
+        return sink.responseModels;
+    }
+
+    @Test
+    void aVeryLongNameIsCutNeverInsideASurrogatePair() {
+        assertThat(ResponseModelProbe.cut("m".repeat(255) + "\uD83D\uDE00" + "x")).hasSize(255);
+        assertThat(ResponseModelProbe.cut("m".repeat(300))).hasSize(ResponseModelProbe.MAX_CHARS);
+    }
+
+    @Test
     void aVeryLongNameIsCut() {
         RecordingSink sink = new RecordingSink();
         byte[] b = ("{\"model\":\"" + "m".repeat(1000) + "\"}").getBytes(StandardCharsets.UTF_8);

@@ -21,8 +21,10 @@ public final class Buckets {
     public enum Family {
         /** Time to a first token / chunk / header. */
         FIRST_TOKEN,
-        /** Per-token times: TPOT, ITL, chunk gaps, forwarding delay. */
+        /** Per-token times: TPOT, ITL, chunk gaps. */
         PER_TOKEN,
+        /** The proxy's own forwarding delay: microseconds normally, fixed bounds whatever the preset. */
+        FORWARDING,
         /** Whole-request and engine-phase durations. */
         REQUEST,
         /** Token counts per request. */
@@ -39,6 +41,8 @@ public final class Buckets {
             1200.0, 1800.0, 2700.0, 3600.0, 5400.0, 7200.0);
     private static final List<Double> POW4_TOKENS = List.of(1.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0,
             65536.0, 262144.0, 1048576.0, 4194304.0, 16777216.0, 67108864.0);
+    private static final List<Double> FORWARDING = List.of(0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+            0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0);
     private static final List<Double> DEPTH = List.of(0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0,
             1024.0, 2048.0, 4096.0);
 
@@ -94,6 +98,7 @@ public final class Buckets {
         return switch (family) {
             case FIRST_TOKEN, PER_TOKEN, REQUEST -> withThresholds(latency(family));
             case TOKENS -> tokensOverride.isEmpty() ? tokens() : sorted(tokensOverride);
+            case FORWARDING -> FORWARDING;
             case DEPTH -> DEPTH;
             case NONE -> List.of();
         };

@@ -82,8 +82,9 @@ public final class Contract {
             LIVE, LIVE, "Request received to the first answer chunk: content, refusal or tool call (streaming only)",
             genai(MODEL, OPERATION, STREAMING));
     public static final Series TTFT_BY_CACHE = seconds("llm_sidecar.time_to_first_token_by_cache", Family.FIRST_TOKEN,
-            END_OK, END_OK, "TTFT of successful streaming requests by prefix-cache hit (cached_tokens > 0), miss (0) "
-                    + "or unknown (not reported)", genai(MODEL, OPERATION, STREAMING, CACHE));
+            END_OK, END_OK, "TTFT of successful requests by prefix-cache hit (cached_tokens > 0), miss (0) or "
+                    + "unknown (not reported); streaming=\"false\": the whole response",
+            genai(MODEL, OPERATION, STREAMING, CACHE));
     public static final Series ENGINE_QUEUE = seconds("llm_sidecar.engine_reported_queue", Family.REQUEST, END, END,
             "Queue time the engine reported for the request", genai(MODEL, OPERATION));
     public static final Series ENGINE_TTFT = seconds("llm_sidecar.engine_reported_time_to_first_token", Family.REQUEST,
@@ -122,7 +123,7 @@ public final class Contract {
     public static final Series WAITING_DEPTH = add(new Series("llm_sidecar.requests_waiting_first_token_depth",
             Kind.HISTOGRAM, "{request}", "Requests waiting for their first token, sampled at a fixed period: bucket "
                     + "share = share of time the queue was at most that deep", List.of(), Family.DEPTH, LIVE, LIVE));
-    public static final Series CHUNK_WRITE_DELAY = seconds("llm_sidecar.chunk_write_delay", Family.PER_TOKEN, LIVE, LIVE,
+    public static final Series CHUNK_WRITE_DELAY = seconds("llm_sidecar.chunk_write_delay", Family.FORWARDING, LIVE, LIVE,
             "Time from a response read's arrival from upstream until it was written to the client socket", List.of());
     public static final Series BODY_NOT_INSPECTED = counter("llm_sidecar.body_inspection_skipped", "{request}",
             "LLM request bodies forwarded without inspection (not_json, too_large)", REASON);

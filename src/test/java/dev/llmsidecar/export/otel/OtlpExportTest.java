@@ -156,8 +156,14 @@ class OtlpExportTest {
             Map<String, Object> ok = Map.of("gen_ai.request.model", MODEL, "llm_sidecar.outcome", "ok");
             // OTel GenAI: TTFT of successful requests only, so it has no outcome attribute
             Map<String, Object> model = Map.of("gen_ai.request.model", MODEL);
-            await("12 spans and 4 TTFT samples",
-                    () -> receiver.spans().size() >= 12 && latestCount("gen_ai.server.time_to_first_token", model) >= 4);
+            // a periodic export may fall between two recordings of one request's end: wait for an export that
+            // holds all of them
+            Map<String, Object> sloClass = Map.of("gen_ai.request.model", MODEL, "llm_sidecar.slo_class", "default");
+            await("12 spans, 4 TTFT samples and 4 SLO requests",
+                    () -> receiver.spans().size() >= 12 && latestCount("gen_ai.server.time_to_first_token", model) >= 4
+                            && latestSum("llm_sidecar.slo.requests", sloClass) >= 4
+                            && latestSum("llm_sidecar.slo.objective_requests", Map.of("gen_ai.request.model", MODEL,
+                                    "llm_sidecar.objective", "strict")) >= 4);
 
             // metrics: names, units, required GenAI attributes, values against the schedule
             Metric ttftMetric = receiver.metrics("gen_ai.server.time_to_first_token").get(0);
