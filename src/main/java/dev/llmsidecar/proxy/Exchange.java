@@ -185,18 +185,40 @@ final class Exchange implements UpstreamConnection.Listener {
             }
             HttpClientRequest req = ar.result();
             if (finished || clientGone) {
-                req.reset();
+                discard(req);
                 return;
             }
             UpstreamConnection conn = UpstreamConnection.of(req.connection());
             if (conn != null && conn.idleFor(System.nanoTime(), proxy.keepAliveNanos)) {
                 counters.idleConnectionRetired();
-                req.reset(); // an HTTP/1.1 stream reset before its head is written closes the connection
+                retire(req);
                 attempt(retired + 1 < MAX_RETIRED_PER_REQUEST ? upstream : proxy.freshClient(), retired + 1);
                 return;
             }
             send(req, conn);
         });
+    }
+
+    /**
+     * Resets a request that was never sent. Its own reset is its only failure, and expected: without a handler
+     * Vert.x would log each one at ERROR with a stack trace (under a burst that meets many retired connections,
+     * thousands per second).
+     */
+    private static void discard(HttpClientRequest req) {
+        req.exceptionHandler(IGNORE);
+        req.reset();
+    }
+
+    private static final io.vertx.core.Handler<Throwable> IGNORE = t -> { };
+
+    /**
+     * Closes the connection of a request that was never sent. Resetting the request alone would hand the connection
+     * back to the pool (nothing was written on it), still idle as far as the engine knows but fresh to Vert.x's own
+     * sweep: every later request would take it, retire it and return it again.
+     */
+    private static void retire(HttpClientRequest req) {
+        req.exceptionHandler(IGNORE);
+        req.connection().close();
     }
 
     private void send(HttpClientRequest req, UpstreamConnection conn) {

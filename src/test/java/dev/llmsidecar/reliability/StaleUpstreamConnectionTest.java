@@ -70,6 +70,38 @@ class StaleUpstreamConnectionTest {
         }
     }
 
+    /**
+     * An engine without an idle timeout of its own (TGI's and Ollama's servers keep idle connections open): the
+     * connection the sidecar retires is closed by the sidecar, once, and the next request reuses the new one. (A
+     * retired connection that went back to the pool instead was taken, "retired" and recycled again by every later
+     * request, each of which then paid a fresh connection of its own: after one quiet spell, for good.)
+     */
+    @Test
+    void aRetiredConnectionIsClosedOnceAndItsSuccessorReused() throws Exception {
+        try (RawUpstream raw = new RawUpstream((r, s, out) -> {
+            out.write(("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: " + ANSWER.length
+                    + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.write(ANSWER);
+            out.flush();
+        }, true); ProxyFixture f = sidecar(raw, "PT1.5S")) {
+            assertThat(f.post(f.proxyPort, "/v1/chat/completions", PLAIN, Map.of()).status()).isEqualTo(200);
+            // idle past the sidecar's 1.5 s, not yet past Vert.x's own whole-second sweep (2 s): the sidecar retires it
+            Thread.sleep(1_700);
+            for (int i = 0; i < 3; i++) {
+                Received r = f.post(f.proxyPort, "/v1/chat/completions", PLAIN, Map.of());
+                assertThat(r.body().getBytes()).as("request %d", i).isEqualTo(ANSWER);
+            }
+            assertThat(f.scrape().sum("llm_sidecar_upstream_idle_connections_retired_total")).isEqualTo(1);
+            assertThat(raw.sockets).as("the retired connection, then one reused by the three requests").hasSize(2);
+            long deadline = System.nanoTime() + 2_000_000_000L;
+            while (!raw.sockets.get(0).isClosed() && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertThat(raw.sockets.get(0).isClosed()).as("the retired connection is closed").isTrue();
+            assertThat(raw.sockets.get(1).isClosed()).isFalse();
+        }
+    }
+
     @Test
     void aRequestWhoseReusedConnectionClosesBeforeAnyResponseByteIsSentOnceMoreOnANewOne() throws Exception {
         // a keep-alive longer than the engine's: the stale connection is reused and closes unanswered
