@@ -3,34 +3,26 @@ package dev.llmsidecar.export;
 import static dev.llmsidecar.export.contract.Contract.BODY_NOT_INSPECTED;
 import static dev.llmsidecar.export.contract.Contract.CHUNK_GAP;
 import static dev.llmsidecar.export.contract.Contract.CHUNK_WRITE_DELAY;
-import static dev.llmsidecar.export.contract.Contract.DURATION_OUTSIDE_ENGINE;
-import static dev.llmsidecar.export.contract.Contract.ENGINE_DECODE;
-import static dev.llmsidecar.export.contract.Contract.ENGINE_QUEUE;
-import static dev.llmsidecar.export.contract.Contract.ENGINE_TTFT;
 import static dev.llmsidecar.export.contract.Contract.FINISH_REASONS;
 import static dev.llmsidecar.export.contract.Contract.FIRST_ANSWER;
 import static dev.llmsidecar.export.contract.Contract.FIRST_REASONING;
 import static dev.llmsidecar.export.contract.Contract.HTTP_REQUESTS;
 import static dev.llmsidecar.export.contract.Contract.IN_FLIGHT;
 import static dev.llmsidecar.export.contract.Contract.IN_FLIGHT_MAX;
-import static dev.llmsidecar.export.contract.Contract.ITL;
-import static dev.llmsidecar.export.contract.Contract.REQUESTS;
 import static dev.llmsidecar.export.contract.Contract.REQUEST_DURATION;
 import static dev.llmsidecar.export.contract.Contract.TIME_TO_FIRST_CHUNK;
 import static dev.llmsidecar.export.contract.Contract.TIME_TO_FIRST_RESPONSE_CHUNK;
 import static dev.llmsidecar.export.contract.Contract.TOKENS;
 import static dev.llmsidecar.export.contract.Contract.TOKEN_SOURCE;
 import static dev.llmsidecar.export.contract.Contract.TOKEN_USAGE;
-import static dev.llmsidecar.export.contract.Contract.TPOT;
 import static dev.llmsidecar.export.contract.Contract.TTFT;
 import static dev.llmsidecar.export.contract.Contract.TTFT_BY_CACHE;
-import static dev.llmsidecar.export.contract.Contract.TTFT_OUTSIDE_ENGINE;
 import static dev.llmsidecar.export.contract.Contract.UNDECODABLE;
-import static dev.llmsidecar.export.contract.Contract.UPSTREAM_HEADERS;
 import static dev.llmsidecar.export.contract.Contract.WAITING_DEPTH;
 import static dev.llmsidecar.export.contract.Contract.WAITING_FIRST_TOKEN;
 
 import dev.llmsidecar.config.SidecarConfig;
+import dev.llmsidecar.export.contract.Contract;
 import dev.llmsidecar.export.contract.Recorder;
 import dev.llmsidecar.export.contract.Recorder.Bound;
 import dev.llmsidecar.export.contract.Recorders;
@@ -43,6 +35,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * What the sidecar measures about LLM requests, recorded through the metrics contract
@@ -73,6 +66,7 @@ public final class LlmMetrics {
     private final Bound waitingDepth;
     private final Bound chunkWriteDelay;
     private final Map<LiveKey, Live> live = new ConcurrentHashMap<>();
+    private final Map<EndKey, Ended> ended = new ConcurrentHashMap<>();
 
     public LlmMetrics(Recorders recorders, SidecarConfig.Metrics config, Upstream upstream) {
         this.recorders = recorders;
@@ -172,43 +166,40 @@ public final class LlmMetrics {
     public void requestFinished(String model, String operation, String provider, String format, RequestResult r) {
         inFlight.decrementAndGet();
         String p = provider(provider);
-        String addr = upstream.address();
-        Object port = upstream.portValue();
         boolean ok = r.outcome() == Outcome.OK;
         boolean streaming = r.streaming();
-        String outcome = r.outcome().label();
-        Object[] base = genai(model, operation, p, streaming);
-        Object[] withOutcome = {model, operation, streaming, outcome, p, addr, port};
-        recorders.end(REQUESTS, ok, 1, model, operation, streaming, outcome);
-        recorders.end(REQUEST_DURATION, ok, r.e2eNanos() / NS, model, operation, streaming, outcome,
-                ok ? null : errorType(r), p, addr, port);
+        Ended end = ended.computeIfAbsent(
+                new EndKey(model, operation, p, streaming, r.outcome(), ok ? null : errorType(r)), Ended::new);
+        end.get(Ended.REQUESTS).record(1);
+        end.get(Ended.DURATION).record(r.e2eNanos() / NS);
         if (r.ttftNanos() >= 0) {
             if (!streaming) {
                 // a response that does not stream: its first token is the whole response, "as it happens" at its end
                 live.computeIfAbsent(new LiveKey(model, operation, p, false), this::newLive).ttft
                         .record(r.ttftNanos() / NS);
             }
-            recorders.end(TTFT, ok, r.ttftNanos() / NS, base);
-            String cache = r.cachedTokens() < 0 ? "unknown" : r.cachedTokens() > 0 ? "hit" : "miss";
-            recorders.end(TTFT_BY_CACHE, ok, r.ttftNanos() / NS, model, operation, streaming, cache, p, addr, port);
+            end.get(Ended.TTFT).record(r.ttftNanos() / NS);
+            int cache = r.cachedTokens() < 0 ? Ended.TTFT_CACHE_UNKNOWN
+                    : r.cachedTokens() > 0 ? Ended.TTFT_CACHE_HIT : Ended.TTFT_CACHE_MISS;
+            end.get(cache).record(r.ttftNanos() / NS);
         }
         if (r.upstreamHeadersNanos() >= 0) {
-            recorders.end(UPSTREAM_HEADERS, ok, r.upstreamHeadersNanos() / NS, base);
+            end.get(Ended.UPSTREAM_HEADERS).record(r.upstreamHeadersNanos() / NS);
         }
         if (r.tpotNanos() >= 0) {
-            recorders.end(TPOT, ok, r.tpotNanos() / NS, withOutcome);
+            end.get(Ended.TPOT).record(r.tpotNanos() / NS);
         }
         if (streaming && r.itl().sampleCount() > 0) {
-            Bound itl = recorders.ended(ITL, ok, withOutcome);
+            Bound itl = end.get(Ended.ITL);
             r.itl().forEach((sample, count) -> {
                 for (int i = 0; i < count; i++) {
                     itl.record(sample / NS);
                 }
             });
         }
-        engineSide(model, operation, p, ok, r);
-        tokens(model, operation, p, ok, r);
-        recorders.end(TOKEN_SOURCE, ok, 1, r.outputTokenSource().label());
+        engineSide(end, r);
+        tokens(end, r);
+        end.get(Ended.TOKEN_SOURCE + r.outputTokenSource().ordinal()).record(1);
         recorders.end(FINISH_REASONS, ok, 1, model, FinishReasons.label(r.finishReason()));
         if (r.undecodableChunks() > 0) {
             recorders.end(UNDECODABLE, ok, r.undecodableChunks(), operation, format);
@@ -216,48 +207,136 @@ public final class LlmMetrics {
     }
 
     /** What the engine said it spent, and what was spent outside it. */
-    private void engineSide(String model, String operation, String p, boolean ok, RequestResult r) {
+    private static void engineSide(Ended end, RequestResult r) {
         ServerTimings engine = r.serverTimings();
         if (engine == null) {
             return;
         }
-        Object[] v = {model, operation, p, upstream.address(), upstream.portValue()};
         if (engine.queueNanos() >= 0) {
-            recorders.end(ENGINE_QUEUE, ok, engine.queueNanos() / NS, v);
+            end.get(Ended.ENGINE_QUEUE).record(engine.queueNanos() / NS);
         }
         long engineTtft = engine.engineTtftNanos();
         if (engineTtft >= 0) {
-            recorders.end(ENGINE_TTFT, ok, engineTtft / NS, v);
+            end.get(Ended.ENGINE_TTFT).record(engineTtft / NS);
             if (r.streaming() && r.ttftNanos() >= 0) {
-                recorders.end(TTFT_OUTSIDE_ENGINE, ok, Math.max(0, r.ttftNanos() - engineTtft) / NS, v);
+                end.get(Ended.TTFT_OUTSIDE_ENGINE).record(Math.max(0, r.ttftNanos() - engineTtft) / NS);
             }
         }
         if (engine.decodeNanos() >= 0) {
-            recorders.end(ENGINE_DECODE, ok, engine.decodeNanos() / NS, v);
+            end.get(Ended.ENGINE_DECODE).record(engine.decodeNanos() / NS);
         }
         long engineTotal = engine.engineTotalNanos();
         if (!r.streaming() && engineTotal >= 0) {
             // a response that does not stream has no first token of its own: compare the whole request
-            recorders.end(DURATION_OUTSIDE_ENGINE, ok, Math.max(0, r.e2eNanos() - engineTotal) / NS, v);
+            end.get(Ended.DURATION_OUTSIDE_ENGINE).record(Math.max(0, r.e2eNanos() - engineTotal) / NS);
         }
     }
 
-    private void tokens(String model, String operation, String p, boolean ok, RequestResult r) {
-        String addr = upstream.address();
-        Object port = upstream.portValue();
+    private static void tokens(Ended end, RequestResult r) {
         if (r.promptTokens() >= 0) {
-            recorders.end(TOKEN_USAGE, ok, r.promptTokens(), model, operation, "input", p, addr, port);
-            recorders.end(TOKENS, ok, r.promptTokens(), model, operation, "input");
+            end.get(Ended.USAGE_INPUT).record(r.promptTokens());
+            end.get(Ended.TOKENS_INPUT).record(r.promptTokens());
             if (r.cachedTokens() >= 0) {
                 // the hit ratio's numerator and denominator, from the same requests: those that said how many of
                 // their input tokens were cached
-                recorders.end(TOKENS, ok, r.cachedTokens(), model, operation, "cached_input");
-                recorders.end(TOKENS, ok, r.promptTokens(), model, operation, "cache_reporting_input");
+                end.get(Ended.TOKENS_CACHED_INPUT).record(r.cachedTokens());
+                end.get(Ended.TOKENS_CACHE_REPORTING_INPUT).record(r.promptTokens());
             }
         }
         if (r.outputTokenSource() != TokenCountSource.NONE) {
-            recorders.end(TOKEN_USAGE, ok, r.outputTokens(), model, operation, "output", p, addr, port);
-            recorders.end(TOKENS, ok, r.outputTokens(), model, operation, "output");
+            end.get(Ended.USAGE_OUTPUT).record(r.outputTokens());
+            end.get(Ended.TOKENS_OUTPUT).record(r.outputTokens());
+        }
+    }
+
+    /** What identifies the end-of-request series of one request, but for per-request values bound separately. */
+    private record EndKey(String model, String operation, String provider, boolean streaming, Outcome outcome,
+            String errorType) {
+    }
+
+    /**
+     * The handles a finished request records into, bound on first use per {@link EndKey} (a series this kind of
+     * request never recorded stays unexported, as when each was bound per request). A finished request then costs
+     * one map lookup instead of about 25 label lookups per backend. Two event loops may bind the same slot at once;
+     * both get the same meters, so either handle may stay.
+     */
+    private final class Ended {
+        static final int REQUESTS = 0;
+        static final int DURATION = 1;
+        static final int TTFT = 2;
+        static final int TTFT_CACHE_HIT = 3;
+        static final int TTFT_CACHE_MISS = 4;
+        static final int TTFT_CACHE_UNKNOWN = 5;
+        static final int UPSTREAM_HEADERS = 6;
+        static final int TPOT = 7;
+        static final int ITL = 8;
+        static final int ENGINE_QUEUE = 9;
+        static final int ENGINE_TTFT = 10;
+        static final int TTFT_OUTSIDE_ENGINE = 11;
+        static final int ENGINE_DECODE = 12;
+        static final int DURATION_OUTSIDE_ENGINE = 13;
+        static final int USAGE_INPUT = 14;
+        static final int USAGE_OUTPUT = 15;
+        static final int TOKENS_INPUT = 16;
+        static final int TOKENS_OUTPUT = 17;
+        static final int TOKENS_CACHED_INPUT = 18;
+        static final int TOKENS_CACHE_REPORTING_INPUT = 19;
+        /** One slot per {@link TokenCountSource}, from here on. */
+        static final int TOKEN_SOURCE = 20;
+
+        private final EndKey key;
+        private final boolean ok;
+        private final AtomicReferenceArray<Bound> slots =
+                new AtomicReferenceArray<>(TOKEN_SOURCE + TokenCountSource.values().length);
+
+        Ended(EndKey key) {
+            this.key = key;
+            this.ok = key.outcome() == Outcome.OK;
+        }
+
+        Bound get(int slot) {
+            Bound b = slots.get(slot);
+            if (b == null) {
+                b = bind(slot);
+                slots.set(slot, b);
+            }
+            return b;
+        }
+
+        private Bound bind(int slot) {
+            String m = key.model();
+            String op = key.operation();
+            String p = key.provider();
+            boolean s = key.streaming();
+            String addr = upstream.address();
+            Object port = upstream.portValue();
+            String outcome = key.outcome().label();
+            return switch (slot) {
+                case REQUESTS -> recorders.ended(Contract.REQUESTS, ok, m, op, s, outcome);
+                case DURATION -> recorders.ended(REQUEST_DURATION, ok, m, op, s, outcome, key.errorType(), p, addr,
+                        port);
+                case TTFT -> recorders.ended(Contract.TTFT, ok, genai(m, op, p, s));
+                case TTFT_CACHE_HIT -> recorders.ended(TTFT_BY_CACHE, ok, m, op, s, "hit", p, addr, port);
+                case TTFT_CACHE_MISS -> recorders.ended(TTFT_BY_CACHE, ok, m, op, s, "miss", p, addr, port);
+                case TTFT_CACHE_UNKNOWN -> recorders.ended(TTFT_BY_CACHE, ok, m, op, s, "unknown", p, addr, port);
+                case UPSTREAM_HEADERS -> recorders.ended(Contract.UPSTREAM_HEADERS, ok, genai(m, op, p, s));
+                case TPOT -> recorders.ended(Contract.TPOT, ok, m, op, s, outcome, p, addr, port);
+                case ITL -> recorders.ended(Contract.ITL, ok, m, op, s, outcome, p, addr, port);
+                case ENGINE_QUEUE -> recorders.ended(Contract.ENGINE_QUEUE, ok, m, op, p, addr, port);
+                case ENGINE_TTFT -> recorders.ended(Contract.ENGINE_TTFT, ok, m, op, p, addr, port);
+                case TTFT_OUTSIDE_ENGINE -> recorders.ended(Contract.TTFT_OUTSIDE_ENGINE, ok, m, op, p, addr, port);
+                case ENGINE_DECODE -> recorders.ended(Contract.ENGINE_DECODE, ok, m, op, p, addr, port);
+                case DURATION_OUTSIDE_ENGINE -> recorders.ended(Contract.DURATION_OUTSIDE_ENGINE, ok, m, op, p, addr,
+                        port);
+                case USAGE_INPUT -> recorders.ended(TOKEN_USAGE, ok, m, op, "input", p, addr, port);
+                case USAGE_OUTPUT -> recorders.ended(TOKEN_USAGE, ok, m, op, "output", p, addr, port);
+                case TOKENS_INPUT -> recorders.ended(TOKENS, ok, m, op, "input");
+                case TOKENS_OUTPUT -> recorders.ended(TOKENS, ok, m, op, "output");
+                case TOKENS_CACHED_INPUT -> recorders.ended(TOKENS, ok, m, op, "cached_input");
+                case TOKENS_CACHE_REPORTING_INPUT -> recorders.ended(TOKENS, ok, m, op, "cache_reporting_input");
+                default -> recorders.ended(Contract.TOKEN_SOURCE, ok,
+                        TokenCountSource.values()[slot - Ended.TOKEN_SOURCE].label());
+            };
         }
     }
 
