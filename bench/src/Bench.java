@@ -44,21 +44,10 @@ public final class Bench {
     static volatile int peakFds;
 
     /**
-     * Tuned JVM flags for the sidecar; override with SIDECAR_JVM_OPTS. The heap is sized for the 128 MB budget at 2000
-     * streams: stream state lives for seconds and is promoted, so the old generation's free room sets how often
-     * full collections run. The heap is fixed (-Xms = -Xmx): with the free-ratio flags that used to shrink it, the
-     * old generation stayed at about 20 MB at 1000 streams and filled every two seconds; at its full 36 MB it fills
-     * a third as often, for the same peak RSS at 2000 streams (the heap is at its cap there either way). Trimming
-     * glibc's heap every second gives back what connection churn and scrapes leave behind (about 3 MB at 2000
-     * streams; docs/bench/jvm-flags.md).
+     * The sidecar's JVM flags: the argument file the image and the chart run ({@code src/main/jvm/jvm.options}), so
+     * the figures are those of what ships. SIDECAR_JVM_OPTS replaces it for experiments (docs/bench/jvm-flags.md).
      */
-    static final String TUNED = "-Xms44m -Xmx44m -Xmn8m -XX:+UseSerialGC"
-            + " -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=32m -XX:MaxMetaspaceSize=96m"
-            + " -XX:MaxDirectMemorySize=64m -Xss512k -XX:+ExitOnOutOfMemoryError"
-            + " -XX:+UnlockExperimentalVMOptions -XX:TrimNativeHeapInterval=1000"
-            + " -Dio.netty.allocator.numDirectArenas=2 -Dio.netty.allocator.numHeapArenas=2";
-    /** Environment of the sidecar process: fewer glibc malloc arenas (each thread would otherwise get one). */
-    static final String MALLOC_ARENA_MAX = "2";
+    static final String JVM_OPTIONS = "src/main/jvm/jvm.options";
 
     public static void main(String[] args) throws Exception {
         root = Path.of(args[0]).toAbsolutePath();
@@ -95,7 +84,9 @@ public final class Bench {
     static JsonObject run(boolean quick) throws Exception {
         int seconds = quick ? 5 : 15;
         int rounds = quick ? 1 : 2;
-        int warm = quick ? 2 : 10;
+        // C2 compiles for minutes under this load (hundreds of methods still after 90 s at 1000 streams): a short
+        // warm-up measures the compiler, not the steady state a sidecar lives in
+        int warm = quick ? 5 : 30;
         int[] levels = {1, 100, 1000, 2000};
         int events = 30;
         int intervalMs = 100;
@@ -104,7 +95,7 @@ public final class Bench {
                 .put("machine", machine())
                 .put("settings", new JsonObject().put("secondsPerPhase", seconds).put("rounds", rounds)
                         .put("eventsPerStream", events).put("intervalMs", intervalMs).put("ttftMs", ttftMs)
-                        .put("sidecarJvm", sidecarOpts() + " (env MALLOC_ARENA_MAX=" + MALLOC_ARENA_MAX + ")"));
+                        .put("sidecarJvm", sidecarOptsDescription()));
         long t0 = System.nanoTime();
 
         Endpoint engine = startEngine();
@@ -126,6 +117,7 @@ public final class Bench {
         for (Endpoint t : targets) {
             phase(t, "stream", 100, warm, events, 20, ttftMs, "bench-warmup", engine);
             phase(t, "burst", 16, Math.max(2, warm / 2), 2000, 0, 0, "bench-warmup", engine);
+            phase(t, "plain", 32, Math.max(2, warm / 3), 0, 0, 0, "bench-warmup", engine);
         }
         Thread.sleep(500);
         memory.put("idleAfterWarmup", procState(sidecarPid));
@@ -195,14 +187,33 @@ public final class Bench {
     record Endpoint(String name, int port, List<Long> pids, int mgmtPort) {
     }
 
-    static String sidecarOpts() {
+    /** The sidecar's JVM flags as separate arguments. */
+    static List<String> sidecarOpts() throws IOException {
         String env = System.getenv("SIDECAR_JVM_OPTS");
-        return env != null && !env.isBlank() ? env : TUNED;
+        if (env != null && !env.isBlank()) {
+            return List.of(env.trim().split("\\s+"));
+        }
+        // the launcher's argument-file syntax: whitespace-separated, # starts a comment to the end of the line
+        List<String> opts = new ArrayList<>();
+        for (String line : Files.readAllLines(root.resolve(JVM_OPTIONS))) {
+            int hash = line.indexOf('#');
+            String text = (hash >= 0 ? line.substring(0, hash) : line).trim();
+            if (!text.isEmpty()) {
+                opts.addAll(List.of(text.split("\\s+")));
+            }
+        }
+        return opts;
+    }
+
+    /** What the report says about the flags: which file (or override) and the flags themselves. */
+    static String sidecarOptsDescription() throws IOException {
+        String env = System.getenv("SIDECAR_JVM_OPTS");
+        String source = env != null && !env.isBlank() ? "SIDECAR_JVM_OPTS" : JVM_OPTIONS;
+        return String.join(" ", sidecarOpts()) + " (from " + source + ")";
     }
 
     static Process spawn(List<String> command, Path log) throws IOException {
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
-        pb.environment().put("MALLOC_ARENA_MAX", MALLOC_ARENA_MAX);
         if (log != null) {
             pb.redirectOutput(log.toFile());
         }
@@ -276,9 +287,7 @@ public final class Bench {
         int mgmt = freePort();
         List<String> cmd = new ArrayList<>();
         cmd.add("java");
-        for (String o : sidecarOpts().trim().split("\\s+")) {
-            cmd.add(o);
-        }
+        cmd.addAll(sidecarOpts());
         cmd.addAll(List.of("-Dquarkus.http.host=127.0.0.1", "-Dquarkus.http.port=" + port,
                 "-Dquarkus.management.host=127.0.0.1", "-Dquarkus.management.port=" + mgmt,
                 "-Dquarkus.http.accept-backlog=4096",

@@ -3,8 +3,10 @@ import io.vertx.core.json.JsonObject;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.TreeSet;
 
 /** Turns docs/bench/results.json into docs/benchmarks.md and docs/bench/latency-vs-load.svg. */
@@ -115,11 +117,13 @@ final class Report {
                 row[10], row[11]});
             double[] n = avg(latency, level, "nginx");
             double[] c = avg(latency, level, "sidecar");
-            if (d != null && c != null) {
-                perLevel.append(check("added TTFT p99 at " + level + " streams", "≤ 1000 µs", c[1] - d[1],
-                        c[1] - d[1] <= 1000, "µs"));
-                perLevel.append(check("added per-chunk delay p99 at " + level + " streams", "≤ 300 µs", c[3] - d[3],
-                        c[3] - d[3] <= 300, "µs"));
+            if (d != null && c != null && n != null) {
+                // the targets: within 1.2x of nginx's added p99 at 1 and 100 streams, 1.5x at 1000 and more
+                double goal = level >= 1000 ? 1.5 : 1.2;
+                perLevel.append(ratioCheck("added TTFT p99 at " + level + " streams, ÷ nginx's", goal, c[1] - d[1],
+                        n[1] - d[1]));
+                perLevel.append(ratioCheck("added per-chunk delay p99 at " + level + " streams, ÷ nginx's", goal,
+                        c[3] - d[3], n[3] - d[3]));
             }
             if (d != null && c != null && n != null) {
                 ratios.add(String.format(Locale.ROOT, "%d streams: TTFT p99 %s, chunk p99 %s", level,
@@ -129,8 +133,9 @@ final class Report {
         md.append("\n*CPU steal*: share of the machine's CPU time the hypervisor gave to other guests during the phase "
                 + "(`/proc/stat`, the highest of the rounds); a vCPU waiting for the host delays whatever runs on it, so "
                 + "rows with steal above a few percent measure the host, not the proxy.\n");
-        md.append("\nSidecar's added latency ÷ nginx's (target ≤ 1.2; `n/a` when nginx added ≤ 50 µs, where the ratio")
-                .append(" is noise): ").append(String.join("; ", ratios)).append(".\n\n");
+        md.append("\nSidecar's added latency ÷ nginx's (`n/a` when nginx added ≤ " + NOISE_FLOOR_US + " µs, where the")
+                .append(" ratio is noise; the targets below then divide by " + NOISE_FLOOR_US + " µs): ")
+                .append(String.join("; ", ratios)).append(".\n\n");
         md.append("![latency vs load](bench/latency-vs-load.svg)\n\n");
         md.append(gcTable(latency, levels, s.getInteger("secondsPerPhase")));
 
@@ -138,6 +143,7 @@ final class Report {
         JsonArray thr = r.getJsonArray("throughput", new JsonArray());
         md.append("## Throughput\n\n| path | target | events/s | proxy CPU (cores) | events per proxy CPU-second | CPU per 1k events/s (millicores) |\n|---|---|---:|---:|---:|---:|\n");
         double sidecarPerCore = Double.NaN;
+        double nginxPerCore = Double.NaN;
         for (String t : TARGETS) {
             double[] v = avgRate(thr, t, null);
             if (v == null) {
@@ -146,15 +152,20 @@ final class Report {
             md.append(rateRow("burst (saturation)", t, v));
             if (t.equals("sidecar")) {
                 sidecarPerCore = v[0] / Math.max(1e-9, v[1]);
+            } else if (t.equals("nginx")) {
+                nginxPerCore = v[0] / Math.max(1e-9, v[1]);
             }
         }
         int top = levels.isEmpty() ? 0 : levels.last();
+        Map<String, double[]> paced = new HashMap<>();
         for (String t : TARGETS) {
             double[] v = avgRate(latency, t, top);
             if (v != null) {
                 md.append(rateRow("paced, " + top + " streams", t, v));
+                paced.put(t, v);
             }
         }
+        Map<String, Double> plainCpuPerRequest = new HashMap<>();
         JsonArray plain = r.getJsonArray("plain", new JsonArray());
         md.append("\nNon-streaming requests (32 connections, closed loop):\n\n| target | req/s | latency p50 (µs) | p99 (µs) | proxy CPU (cores) | CPU per 1k req/s (millicores) |\n|---|---:|---:|---:|---:|---:|\n");
         for (String t : TARGETS) {
@@ -164,6 +175,7 @@ final class Report {
             }
             double rps = mean(ps, p -> p.getDouble("requestsPerSec", 0.0));
             double cores = mean(ps, p -> p.getDouble("proxyCpuSeconds", 0.0) / p.getDouble("seconds", 1.0));
+            plainCpuPerRequest.put(t, cores * 1000 / (rps / 1000));
             md.append(String.format(Locale.ROOT, "| %s | %.0f | %.0f | %.0f | %s | %s |%n", t, rps,
                     mean(ps, p -> q(p, "plainLatency", "p50")), mean(ps, p -> q(p, "plainLatency", "p99")),
                     t.equals("direct") ? "" : String.format(Locale.ROOT, "%.2f", cores),
@@ -238,8 +250,10 @@ final class Report {
                         level, p.getInteger("round"), st50, et50, st50 - et50, st99, et99, st99 - et99, si50, ei50,
                         si50 - ei50, si99, ei99, si99 - ei99, q(p, "chunkDelay", "p99")));
             }
-            errPerLevel.append(check("sidecar timing error p99 at " + level + " streams (worse of TTFT, ITL; rounds)",
-                    "≤ 1000 µs", worstErr, worstErr <= 1000, "µs"));
+            if (level <= 1000) {
+                errPerLevel.append(check("sidecar timing error p99 at " + level
+                        + " streams (worse of TTFT, ITL; rounds)", "< 1000 µs", worstErr, worstErr < 1000, "µs"));
+            }
         }
         md.append("\nScrapes of `/q/metrics` while 1000+ streams ran through the sidecar: ");
         List<String> scrapes = new ArrayList<>();
@@ -256,23 +270,60 @@ final class Report {
         // ---- summary against targets
         md.append("## Against the targets\n\n| target | goal | measured | met |\n|---|---|---|---|\n");
         md.append(perLevel);
-        md.append(check("chunks/s timed and forwarded per sidecar core (burst)", "≥ 100 000", sidecarPerCore,
-                sidecarPerCore >= 100_000, "/s"));
-        md.append(check("RSS at " + top + " streams", "≤ 128 MB", peak2000, peak2000 <= 128, "MB"));
+        double[] pd = paced.get("direct");
+        double[] pn = paced.get("nginx");
+        double[] pc = paced.get("sidecar");
+        if (pd != null && pc != null) {
+            // the engine writes what it is asked for: direct's events/s is the offered load
+            double kept = pc[0] / Math.max(1e-9, pd[0]);
+            md.append(String.format(Locale.ROOT, "| events/s through the sidecar at %d streams ÷ offered (direct) | "
+                    + "≥ 0.98 | %.3f (nginx %.3f) | %s |%n", top, kept, pn == null ? Double.NaN : pn[0] / pd[0],
+                    kept >= 0.98 ? "yes" : "**no**"));
+        }
+        if (pn != null && pc != null) {
+            md.append(ratioRow("CPU per 1k paced events/s at " + top + " streams ÷ nginx's", "≤ 1.5",
+                    pc[1] / pc[0], pn[1] / pn[0], false));
+        }
+        md.append(ratioRow("burst events per proxy CPU-second ÷ nginx's", "≥ 0.5", sidecarPerCore, nginxPerCore, true));
+        md.append(ratioRow("non-streaming CPU per request ÷ nginx's", "≤ 2", plainCpuPerRequest.getOrDefault("sidecar",
+                Double.NaN), plainCpuPerRequest.getOrDefault("nginx", Double.NaN), false));
+        md.append(check("RSS at " + top + " streams (the JVM flags the image ships)", "≤ 256 MB", peak2000,
+                peak2000 <= 256, "MB"));
         md.append(errPerLevel);
-        md.append("\nWithin 1.2x of nginx's added latency: see the ratios above. Raw numbers: `docs/bench/results.json`.\n");
+        md.append("\nFor each target missed: where the sidecar's time goes (profiles of the same paths) and what it would take "
+                + "to close the gap, in [bench/profile.md](bench/profile.md). Raw numbers: `docs/bench/results.json`.\n");
         md.append("""
 
                 ## See also
 
                 * [bench/jmh.md](bench/jmh.md): JMH micro-benchmarks of the hot path (SSE framing, JSON peek, histogram
                   recording, label lookup), before and after the allocation-free scanner.
-                * [bench/jvm-flags.md](bench/jvm-flags.md): RSS of the sidecar under different JVM flags, and why the
-                  default set runs C1 only.
+                * [bench/jvm-flags.md](bench/jvm-flags.md): the JVM flags the image, the chart and this benchmark run
+                  (`src/main/jvm/jvm.options`), and the measurements behind them.
+                * [bench/profile.md](bench/profile.md): CPU profiles of the sidecar against nginx's, per path.
                 * `bench/run --soak 30` writes [bench/soak.md](bench/soak.md): RSS, threads and fds per minute.
                 """);
         Files.writeString(root.resolve("docs/benchmarks.md"), md.toString());
         Files.writeString(root.resolve("docs/bench/latency-vs-load.svg"), svg(plot));
+    }
+
+    /** nginx's added latency below this is measurement noise; ratios divide by at least this much. */
+    static final double NOISE_FLOOR_US = 50;
+
+    /** A target on the sidecar's added latency as a multiple of nginx's. */
+    static String ratioCheck(String what, double goal, double sidecarAdded, double nginxAdded) {
+        double ratio = Math.max(0, sidecarAdded) / Math.max(NOISE_FLOOR_US, nginxAdded);
+        return String.format(Locale.ROOT, "| %s | ≤ %.1f | %.2f (sidecar %+.0f µs, nginx %+.0f µs) | %s |%n", what, goal,
+                ratio, sidecarAdded, nginxAdded, ratio <= goal ? "yes" : "**no**");
+    }
+
+    /** A target on a cost or a rate as a multiple of nginx's; {@code atLeast}: higher is better. */
+    static String ratioRow(String what, String goal, double sidecar, double nginx, boolean atLeast) {
+        double ratio = sidecar / nginx;
+        double bound = Double.parseDouble(goal.replaceAll("[^0-9.]", ""));
+        boolean met = atLeast ? ratio >= bound : ratio <= bound;
+        return String.format(Locale.ROOT, "| %s | %s | %.2f | %s |%n", what, goal, ratio,
+                Double.isNaN(ratio) ? "?" : met ? "yes" : "**no**");
     }
 
     static String check(String what, String goal, double value, boolean met, String unit) {

@@ -138,6 +138,8 @@ class OpsHelmChartTest {
                 "path: /q/health/ready", "path: /q/health/live", "readOnlyRootFilesystem: true", "runAsNonRoot: true",
                 "image: \"" + IMAGE + ":0.1.0\"");
         assertThat(out).doesNotContain("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SDK_DISABLED");
+        // the image's measured JVM flags, nothing added
+        assertThat(out).doesNotContain("JAVA_OPTS_APPEND", "-Xmx", "JAVA_MAX_MEM_RATIO");
         assertThat(out.indexOf("- name: llm-sidecar")).isLessThan(out.indexOf("- name: vllm"));
 
         OpsTools.nodeValidate("k8s", file.toString()).assertOk("kubernetes-models");
@@ -384,7 +386,8 @@ class OpsHelmChartTest {
                 "name: QUARKUS_OTEL_EXPORTER_OTLP_ENDPOINT", "name: OTEL_EXPORTER_OTLP_ENDPOINT",
                 "value: \"http://otel-collector.observability.svc:4318\"", "name: OTEL_EXPORTER_OTLP_PROTOCOL",
                 "value: \"http/protobuf\"", "name: OTEL_EXPORTER_OTLP_HEADERS", "name: otlp-auth",
-                "name: OTEL_SERVICE_NAME", "value: \"shared-llm-sidecar\"", "JAVA_MAX_MEM_RATIO",
+                "name: OTEL_SERVICE_NAME", "value: \"shared-llm-sidecar\"", "name: QUARKUS_LOG_LEVEL",
+                "name: JAVA_OPTS_APPEND\n              value: \"-Xms128m -Xmx128m\"",
                 "image: \"registry.example.com/llm/llm-sidecar:0.2.0-rc1\"",
                 "terminationGracePeriodSeconds: 90", "command: [\"sleep\", \"5\"]", "value: \"60s\"",
                 "minAvailable: 2", "kind: NetworkPolicy", "kubernetes.io/metadata.name: observability",

@@ -222,4 +222,35 @@ class OpsManifestsTest {
         assertThat(Files.readString(KUSTOMIZE.resolve("deployment.yaml"))).contains("runAsUser: 185");
         assertThat(Files.readString(OpsTools.ROOT.resolve("charts/llm-sidecar/values.yaml"))).contains("runAsUser: 185");
     }
+
+    /**
+     * One set of JVM flags: the launcher argument file the image runs is the one bench/run measures, and neither the
+     * chart nor the manifests size the heap or pick a collector of their own.
+     */
+    @Test
+    void theImageAndTheBenchmarkRunTheSameJvmFlags() throws Exception {
+        Path options = OpsTools.ROOT.resolve("src/main/jvm/jvm.options");
+        Process java = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "@" + options, "-version").redirectErrorStream(true).start();
+        String version = new String(java.getInputStream().readAllBytes());
+        assertThat(java.waitFor()).as("java @jvm.options -version: %s", version).isZero();
+        List<String> flags = Files.readAllLines(options).stream().map(l -> l.replaceAll("#.*", "").trim())
+                .filter(l -> !l.isEmpty()).toList();
+        String xmx = flags.stream().filter(f -> f.startsWith("-Xmx")).findFirst().orElseThrow();
+        assertThat(flags).as("a fixed heap, not one sized from the container limit")
+                .contains("-Xms" + xmx.substring(4)).noneMatch(f -> f.contains("RAMPercentage"));
+
+        String dockerfile = Files.readString(OpsTools.ROOT.resolve("src/main/docker/Dockerfile.jvm"));
+        assertThat(dockerfile).contains("COPY --chown=185 src/main/jvm/jvm.options /deployments/jvm.options",
+                "exec java @/deployments/jvm.options ", "$JAVA_OPTS_APPEND -jar /deployments/quarkus-run.jar")
+                .doesNotContain("run-java.sh", "JAVA_MAX_MEM_RATIO");
+        assertThat(Files.readString(OpsTools.ROOT.resolve("bench/src/Bench.java")))
+                .contains("\"src/main/jvm/jvm.options\"");
+        try (var files = Files.walk(OpsTools.ROOT.resolve("deploy"))) {
+            for (Path yaml : files.filter(f -> f.toString().endsWith(".yaml")).toList()) {
+                assertThat(Files.readString(yaml)).as(yaml.toString())
+                        .doesNotContain("-Xmx", "JAVA_MAX_MEM_RATIO", "JAVA_OPTS", "RAMPercentage");
+            }
+        }
+    }
 }
