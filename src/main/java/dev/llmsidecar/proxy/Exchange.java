@@ -184,14 +184,21 @@ final class Exchange implements UpstreamConnection.Listener {
                 return;
             }
             HttpClientRequest req = ar.result();
-            if (finished || clientGone) {
-                discard(req);
-                return;
-            }
             UpstreamConnection conn = UpstreamConnection.of(req.connection());
-            if (conn != null && conn.idleFor(System.nanoTime(), proxy.keepAliveNanos)) {
+            // a stale connection is closed even when the request is no longer wanted: handed back, it would look
+            // fresh to Vert.x's own sweep
+            boolean stale = conn != null && conn.idleFor(System.nanoTime(), proxy.keepAliveNanos);
+            if (stale) {
                 counters.idleConnectionRetired();
                 retire(req);
+            }
+            if (finished || clientGone) {
+                if (!stale) {
+                    discard(req);
+                }
+                return;
+            }
+            if (stale) {
                 attempt(retired + 1 < MAX_RETIRED_PER_REQUEST ? upstream : proxy.freshClient(), retired + 1);
                 return;
             }

@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.PathMatcher;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -242,10 +244,27 @@ class OpsManifestsTest {
 
         String dockerfile = Files.readString(OpsTools.ROOT.resolve("src/main/docker/Dockerfile.jvm"));
         assertThat(dockerfile).contains("COPY --chown=185 src/main/jvm/jvm.options /deployments/jvm.options",
-                "exec java @/deployments/jvm.options ", "$JAVA_OPTS_APPEND -jar /deployments/quarkus-run.jar")
-                .doesNotContain("run-java.sh", "JAVA_MAX_MEM_RATIO");
+                "exec java @/deployments/jvm.options ", "$JAVA_OPTS_APPEND -jar /deployments/quarkus-run.jar");
+        assertThat(dockerfile.lines().filter(l -> !l.startsWith("#")))
+                .noneMatch(l -> l.contains("run-java.sh") || l.contains("JAVA_MAX_MEM_RATIO"));
         assertThat(Files.readString(OpsTools.ROOT.resolve("bench/src/Bench.java")))
                 .contains("\"src/main/jvm/jvm.options\"");
+        // the build context: .dockerignore excludes everything but what it re-includes
+        List<PathMatcher> included = Files.readAllLines(OpsTools.ROOT.resolve(".dockerignore")).stream()
+                .filter(l -> l.startsWith("!"))
+                .map(l -> FileSystems.getDefault().getPathMatcher("glob:" + l.substring(1))).toList();
+        for (String image : new String[] {"Dockerfile.jvm", "Dockerfile.native"}) {
+            for (String line : Files.readAllLines(OpsTools.ROOT.resolve("src/main/docker/" + image))) {
+                if (!line.startsWith("COPY ")) {
+                    continue;
+                }
+                String[] words = line.split("\\s+");
+                // a directory source is in the context when the directory is; a glob source, when a file it names is
+                String source = words[words.length - 2].replaceAll("/$", "").replace("*", "example");
+                assertThat(included).as("%s: .dockerignore keeps %s in the build context", image, source)
+                        .anyMatch(m -> m.matches(Path.of(source)));
+            }
+        }
         try (var files = Files.walk(OpsTools.ROOT.resolve("deploy"))) {
             for (Path yaml : files.filter(f -> f.toString().endsWith(".yaml")).toList()) {
                 assertThat(Files.readString(yaml)).as(yaml.toString())

@@ -83,10 +83,10 @@ class StaleUpstreamConnectionTest {
                     + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
             out.write(ANSWER);
             out.flush();
-        }, true); ProxyFixture f = sidecar(raw, "PT1.5S")) {
+        }, true); ProxyFixture f = sidecar(raw, "PT1.2S")) {
             assertThat(f.post(f.proxyPort, "/v1/chat/completions", PLAIN, Map.of()).status()).isEqualTo(200);
-            // idle past the sidecar's 1.5 s, not yet past Vert.x's own whole-second sweep (2 s): the sidecar retires it
-            Thread.sleep(1_700);
+            // idle past the sidecar's 1.2 s, not yet past Vert.x's own sweep (rounded up to 2 s): the sidecar retires it
+            Thread.sleep(1_400);
             for (int i = 0; i < 3; i++) {
                 Received r = f.post(f.proxyPort, "/v1/chat/completions", PLAIN, Map.of());
                 assertThat(r.body().getBytes()).as("request %d", i).isEqualTo(ANSWER);
