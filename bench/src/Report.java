@@ -281,12 +281,13 @@ final class Report {
                     kept >= 0.98 ? "yes" : "**no**"));
         }
         if (pn != null && pc != null) {
-            md.append(ratioRow("CPU per 1k paced events/s at " + top + " streams ÷ nginx's", "≤ 1.5",
-                    pc[1] / pc[0], pn[1] / pn[0], false));
+            md.append(ratioRow("CPU per 1k paced events/s at " + top + " streams ÷ nginx's", 1.5, false,
+                    pc[1] / pc[0], pn[1] / pn[0]));
         }
-        md.append(ratioRow("burst events per proxy CPU-second ÷ nginx's", "≥ 0.5", sidecarPerCore, nginxPerCore, true));
-        md.append(ratioRow("non-streaming CPU per request ÷ nginx's", "≤ 2", plainCpuPerRequest.getOrDefault("sidecar",
-                Double.NaN), plainCpuPerRequest.getOrDefault("nginx", Double.NaN), false));
+        md.append(ratioRow("burst events per proxy CPU-second ÷ nginx's", 0.5, true, sidecarPerCore, nginxPerCore));
+        md.append(ratioRow("non-streaming CPU per request ÷ nginx's", 2, false,
+                plainCpuPerRequest.getOrDefault("sidecar", Double.NaN),
+                plainCpuPerRequest.getOrDefault("nginx", Double.NaN));
         md.append(check("RSS at " + top + " streams (the JVM flags the image ships)", "≤ 256 MB", peak2000,
                 peak2000 <= 256, "MB"));
         md.append(errPerLevel);
@@ -317,11 +318,12 @@ final class Report {
                 ratio, sidecarAdded, nginxAdded, ratio <= goal ? "yes" : "**no**");
     }
 
-    /** A target on a cost or a rate as a multiple of nginx's; {@code atLeast}: higher is better. */
-    static String ratioRow(String what, String goal, double sidecar, double nginx, boolean atLeast) {
+    /** A target on a cost or a rate as a multiple of nginx's; {@code atLeast}: the bound is a floor, not a ceiling. */
+    static String ratioRow(String what, double bound, boolean atLeast, double sidecar, double nginx) {
         double ratio = sidecar / nginx;
-        double bound = Double.parseDouble(goal.replaceAll("[^0-9.]", ""));
         boolean met = atLeast ? ratio >= bound : ratio <= bound;
+        String goal = (atLeast ? "≥ " : "≤ ")
+                + new java.text.DecimalFormat("0.##", java.text.DecimalFormatSymbols.getInstance(Locale.ROOT)).format(bound);
         return String.format(Locale.ROOT, "| %s | %s | %.2f | %s |%n", what, goal, ratio,
                 Double.isNaN(ratio) ? "?" : met ? "yes" : "**no**");
     }

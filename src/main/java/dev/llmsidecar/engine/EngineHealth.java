@@ -2,7 +2,6 @@ package dev.llmsidecar.engine;
 
 import dev.llmsidecar.export.contract.Contract;
 import dev.llmsidecar.export.contract.Recorders;
-import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpClient;
@@ -32,10 +31,6 @@ public final class EngineHealth {
     private HttpClient client;
     private long timer = -1;
     private boolean probing;
-
-    public EngineHealth(Vertx vertx, MeterRegistry registry, URI url, Duration interval, Duration timeout) {
-        this(vertx, Recorders.prometheus(registry), url, interval, timeout);
-    }
 
     public EngineHealth(Vertx vertx, Recorders recorders, URI url, Duration interval, Duration timeout) {
         this.vertx = Objects.requireNonNull(vertx);

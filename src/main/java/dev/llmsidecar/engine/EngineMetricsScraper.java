@@ -4,7 +4,6 @@ import dev.llmsidecar.export.contract.Contract;
 import dev.llmsidecar.export.contract.Recorder.Bound;
 import dev.llmsidecar.export.contract.Recorders;
 import dev.llmsidecar.export.contract.Series;
-import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
@@ -87,14 +86,11 @@ public final class EngineMetricsScraper {
     private boolean running;
 
     /**
+     * @param recorders where the engine's signals are exported (Prometheus, and OTLP when on)
      * @param url      the engine's metrics endpoint, http or https (e.g. {@code http://127.0.0.1:8000/metrics})
      * @param interval time between scrape starts; a tick is skipped while the previous scrape still runs
      * @param timeout  deadline for a whole scrape: connect, headers and body
      */
-    public EngineMetricsScraper(Vertx vertx, MeterRegistry registry, URI url, Duration interval, Duration timeout) {
-        this(vertx, Recorders.prometheus(registry), url, interval, timeout);
-    }
-
     public EngineMetricsScraper(Vertx vertx, Recorders recorders, URI url, Duration interval, Duration timeout) {
         this.vertx = Objects.requireNonNull(vertx, "vertx");
         this.recorders = Objects.requireNonNull(recorders, "recorders");

@@ -2,6 +2,7 @@ package dev.llmsidecar.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.llmsidecar.export.contract.Recorders;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
@@ -23,7 +24,7 @@ class EngineHealthTest {
         int port = server.listen(0, "127.0.0.1").toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS)
                 .actualPort();
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        EngineHealth health = new EngineHealth(vertx, registry, URI.create("http://127.0.0.1:" + port + "/health"),
+        EngineHealth health = new EngineHealth(vertx, Recorders.prometheus(registry), URI.create("http://127.0.0.1:" + port + "/health"),
                 Duration.ofMillis(50), Duration.ofMillis(500));
         try {
             health.start();

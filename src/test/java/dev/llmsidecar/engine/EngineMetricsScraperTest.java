@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.fail;
 import static org.assertj.core.api.Assertions.within;
 
 import dev.llmsidecar.engine.ExpositionParser.Sample;
+import dev.llmsidecar.export.contract.Recorders;
 import io.micrometer.prometheus.PrometheusConfig;
 import io.micrometer.prometheus.PrometheusMeterRegistry;
 import io.vertx.core.Future;
@@ -222,11 +223,11 @@ class EngineMetricsScraperTest {
 
     @Test
     void rejectsAnUnusableConfiguration() {
-        assertThatThrownBy(() -> new EngineMetricsScraper(vertx, registry, URI.create("/metrics"), INTERVAL, TIMEOUT))
+        assertThatThrownBy(() -> new EngineMetricsScraper(vertx, Recorders.prometheus(registry), URI.create("/metrics"), INTERVAL, TIMEOUT))
                 .isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new EngineMetricsScraper(vertx, registry, URI.create("ftp://h/metrics"), INTERVAL,
+        assertThatThrownBy(() -> new EngineMetricsScraper(vertx, Recorders.prometheus(registry), URI.create("ftp://h/metrics"), INTERVAL,
                 TIMEOUT)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new EngineMetricsScraper(vertx, registry, url(), Duration.ZERO, TIMEOUT))
+        assertThatThrownBy(() -> new EngineMetricsScraper(vertx, Recorders.prometheus(registry), url(), Duration.ZERO, TIMEOUT))
                 .isInstanceOf(IllegalArgumentException.class);
     }
 
@@ -240,7 +241,7 @@ class EngineMetricsScraperTest {
     }
 
     private void start(Duration timeout) {
-        scraper = new EngineMetricsScraper(vertx, registry, url(), INTERVAL, timeout);
+        scraper = new EngineMetricsScraper(vertx, Recorders.prometheus(registry), url(), INTERVAL, timeout);
         await(scraper.start());
     }
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.llmsidecar.engine.EngineHealth;
 import dev.llmsidecar.engine.EngineMetricsScraper;
 import dev.llmsidecar.export.MetricsScrape;
+import dev.llmsidecar.export.contract.Recorders;
 import dev.llmsidecar.sim.EngineBehaviour;
 import dev.llmsidecar.support.OtlpReceiver;
 import dev.llmsidecar.support.ProxyFixture;
@@ -122,11 +123,11 @@ class OpsEndToEndTest {
             new JvmThreadMetrics().bindTo(f.registry);
             new ProcessorMetrics().bindTo(f.registry);
             new FileDescriptorMetrics().bindTo(f.registry);
-            EngineMetricsScraper scraper = new EngineMetricsScraper(f.vertx, f.registry,
+            EngineMetricsScraper scraper = new EngineMetricsScraper(f.vertx, Recorders.prometheus(f.registry),
                     URI.create("http://127.0.0.1:" + f.enginePort + "/metrics"), Duration.ofSeconds(1),
                     Duration.ofSeconds(1));
             ProxyFixture.await(scraper.start());
-            EngineHealth health = new EngineHealth(f.vertx, f.registry,
+            EngineHealth health = new EngineHealth(f.vertx, Recorders.prometheus(f.registry),
                     URI.create("http://127.0.0.1:" + f.enginePort + "/health"), Duration.ofSeconds(1),
                     Duration.ofSeconds(1));
             health.start();
