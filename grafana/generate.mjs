@@ -80,6 +80,9 @@ const dashboards = [
         t(`sum by (model, slo_class) (rate(llm_sidecar_slo_good_output_tokens_total{${SELC}}[${RI}]))`, 'good {{model}} {{slo_class}}'),
         t(`sum by (model, slo_class) (rate(llm_sidecar_slo_output_tokens_total{${SELC}}[${RI}]))`, 'all {{model}} {{slo_class}}'),
       ]),
+      ts('Share of requests good, by tenant', 'percentunit', [t(
+        `sum by (tenant) (rate(llm_sidecar_slo_good_requests_total{${SELC}}[${RI}]))\n  / sum by (tenant) (rate(llm_sidecar_slo_requests_total{${SELC}}[${RI}]))`,
+        '{{tenant}}')], { max: 1, description: 'Which tenant is affected: good requests over requests counted toward the SLO, per tenant (sidecar.tenants.source).' }),
       ts('Attainment per objective (5m)', 'percentunit', [t(
         `sum by (objective) (rate(llm_sidecar_slo_objective_good_requests_total{${SELC}}[5m]))\n  / sum by (objective) (rate(llm_sidecar_slo_objective_requests_total{${SELC}}[5m]))`,
         '{{objective}}')]),
@@ -133,6 +136,10 @@ const dashboards = [
           ['decode', 'llm_sidecar_engine_reported_decode_seconds']].flatMap(([name, metric]) => [0.5, 0.99].map((q) => t(
           `histogram_quantile(${q}, sum by (le) (rate(${metric}_bucket{${SELM}}[${RI}])))`, `${name} p${Math.round(q * 100)}`, { exemplar: true }))),
       ], { description: 'What the engine says it spent on each request: queue time, time to its first token after scheduling (prefill), decode time. vLLM with --enable-per-request-metrics, llama.cpp timings, Ollama durations, TGI headers.' }),
+      ts('Engine phases (engine histograms, p50 / p99)', 's', [0.5, 0.99].map((q) => t(
+        `histogram_quantile(${q}, sum by (phase, le) (rate(llm_sidecar_engine_phase_duration_seconds_bucket{${SEL}}[${RI}])))`,
+        `{{phase}} p${Math.round(q * 100)}`, { exemplar: true })),
+        { description: 'The engine\'s own per-request phase histograms from its /metrics (vLLM queue / prefill / decode / inference, and what SGLang and TGI give; docs/metrics.md "Engine phases"), all models together.' }),
       heat('Prompt length (tokens)', `sum by (le) (increase(gen_ai_client_token_usage_bucket{${SELM}, token_type="input"}[${RI}]))`,
         'Input tokens per request (usage.prompt_tokens): a shift to longer prompts costs prefill time and KV cache.'),
       heat('Output length (tokens)', `sum by (le) (increase(gen_ai_client_token_usage_bucket{${SELM}, token_type="output"}[${RI}]))`,
@@ -173,6 +180,24 @@ const dashboards = [
       ts('Finish reasons', 'reqps', [t(`sum by (finish_reason) (rate(llm_sidecar_finish_reasons_total{${SELM}}[${RI}]))`, '{{finish_reason}}')]),
       ts('Engine preemptions', 'ops', [t(`sum by (pod) (rate(llm_sidecar_engine_preemptions_total{${SEL}}[${RI}]))`, '{{pod}}')],
         { description: 'Requests the engine preempted (evicted from the KV cache to make room, recomputed later): vLLM num_preemptions. Sustained preemptions mean the KV cache is too small for the batch.' }),
+      ts('Engine: prompt tokens from the prefix cache, draft tokens accepted', 'percentunit', [
+        t(`sum by (pod) (rate(llm_sidecar_engine_prompt_tokens_cached_total{${SEL}}[${RI}]))\n  / sum by (pod) (rate(llm_sidecar_engine_prompt_tokens_total{${SEL}}[${RI}]))`, 'prompt tokens cached {{pod}}'),
+        t(`sum by (pod) (rate(llm_sidecar_engine_spec_decode_accepted_tokens_total{${SEL}}[${RI}]))\n  / sum by (pod) (rate(llm_sidecar_engine_spec_decode_draft_tokens_total{${SEL}}[${RI}]))`, 'draft tokens accepted {{pod}}'),
+      ], { max: 1, description: 'The engine\'s own counters: share of prompt tokens served from its prefix cache, and (speculative decoding) share of draft tokens the target model accepted. A gap: the engine does not report it (docs/metrics.md, "Engine signals").' }),
+      ts('Saturation: TTFT p50 by load at arrival', 's', [t(
+        `histogram_quantile(0.5, sum by (load_band, le) (rate(llm_sidecar_time_to_first_token_by_load_seconds_bucket{${SEL}}[${RI}])))`,
+        '≤ {{load_band}} in flight', { exemplar: true })],
+        { description: 'TTFT median of the requests that arrived with that many LLM requests in flight (itself included). Below the knee the lines lie together; past it each heavier band sits higher, by more than the load grew (docs/slo-guide.md, "The saturation knee").' }),
+      ts('Approaching saturation: load ÷ knee', 'percentunit', [
+        t(`max by (pod) (llm_sidecar_saturation_load_ratio{${SEL}})`, 'load ÷ knee {{pod}}'),
+      ], { thresholds: [0.8, 1], description: 'Requests in flight over the knee (llm_sidecar_saturation_knee_requests: configured, or estimated live). At 100% latency grows faster than load; LLMSidecarApproachingSaturation tickets above 80% for 15 minutes. A gap: no knee seen yet.' }),
+      ts('Saturation knee and load (requests in flight)', 'short', [
+        t(`max by (pod) (llm_sidecar_saturation_knee_requests{${SEL}})`, 'knee {{pod}}'),
+        t(`sum by (pod) (llm_sidecar_requests_in_flight{${SEL}})`, 'in flight {{pod}}'),
+      ]),
+      ts('Requests by tenant', 'reqps', [t(`sum by (tenant) (rate(llm_sidecar_requests_total{${SELM}}[${RI}]))`, '{{tenant}}')],
+        { description: 'Needs sidecar.tenants.source (a header or the API key hash); "other" holds tenants past sidecar.tenants.max or outside the allowlist, "unknown" requests without one.' }),
+      ts('Output tokens/s by tenant', 'short', [t(`sum by (tenant) (rate(llm_sidecar_tokens_total{${SELM}, token_type="output"}[${RI}]))`, '{{tenant}}')]),
     ],
   },
   {

@@ -27,6 +27,10 @@ public interface SidecarConfig {
 
     Windows windows();
 
+    Tenants tenants();
+
+    Saturation saturation();
+
     Engine engine();
 
     Demo demo();
@@ -208,6 +212,49 @@ public interface SidecarConfig {
         /** Fewer samples than this in either window: drift is NaN (no alert on thin data). */
         @WithDefault("50")
         long driftMinSamples();
+    }
+
+    /** The tenant label: who sent a request; see docs/metrics.md "Tenants". */
+    interface Tenants {
+        /**
+         * Where the tenant comes from: none (no tenant label anywhere), header (the value of {@link #header()}), or
+         * api-key-hash ("key-" + 12 hex digits of the SHA-256 of the bearer token or x-api-key; never the key).
+         */
+        @WithDefault("none")
+        String source();
+
+        /** The header naming the tenant when source=header (e.g. x-tenant, OpenAI-Organization, OpenAI-Project). */
+        @WithDefault("x-tenant")
+        String header();
+
+        /** Only these tenants get their own label value; any other is "other". Unset: the first {@link #max()}. */
+        Optional<List<String>> allowed();
+
+        /** Distinct tenant label values kept when there is no allowlist; later ones are "other". */
+        @WithDefault("20")
+        int max();
+
+        /**
+         * The series that carry the tenant label (OpenTelemetry names, as in docs/metrics.md). Default: the request
+         * and token counters and the SLO counters; the latency histograms (many buckets each) only when named.
+         */
+        @WithDefault("llm_sidecar.requests,llm_sidecar.tokens,llm_sidecar.slo.requests,llm_sidecar.slo.good_requests,"
+                + "llm_sidecar.slo.output_tokens,llm_sidecar.slo.good_output_tokens")
+        List<String> series();
+    }
+
+    /** Latency by load band and the saturation knee; see docs/slo-guide.md "The saturation knee". */
+    interface Saturation {
+        /** A knee known from a load test (requests in flight): exported as is instead of the live estimate. */
+        Optional<Integer> knee();
+
+        /** Sliding window of the per-band latencies the live estimate reads. */
+        @WithDefault("PT10M")
+        Duration window();
+
+        /** Requests a load band needs in the window before it takes part in the estimate. */
+        @WithDefault("20")
+        int minSamples();
     }
 
     /** Scraping the inference server's own Prometheus endpoint (the neighbour in the pod). */

@@ -1,6 +1,7 @@
 package dev.llmsidecar.engine;
 
 import dev.llmsidecar.export.contract.Contract;
+import dev.llmsidecar.export.contract.CumulativeHistogram;
 import dev.llmsidecar.export.contract.Recorder.Bound;
 import dev.llmsidecar.export.contract.Recorders;
 import dev.llmsidecar.export.contract.Series;
@@ -25,13 +26,14 @@ import java.util.Set;
 import java.util.function.ToDoubleFunction;
 
 /**
- * Scrapes the upstream engine's own Prometheus endpoint on a timer and re-exports a few normalised gauges
- * ({@code llm_sidecar.engine.*}), so the sidecar's metrics say what the engine thinks of its load next to
- * what the sidecar measured.
+ * Scrapes the upstream engine's own Prometheus endpoint on a timer and re-exports a few normalised gauges, its own
+ * cumulative counters and its per-request phase histograms ({@code llm_sidecar.engine.*}), so the sidecar's metrics
+ * say what the engine thinks of its load and where its time went next to what the sidecar measured.
  *
  * <p>Everything runs on one Vert.x context (the caller's, or a fresh event-loop one): the HTTP call, the parse
  * and the normalisation; nothing blocks. A failed, unrecognised, oversized or late scrape sets
- * {@code up} to 0 and every engine gauge to NaN, so stale numbers never look live.
+ * {@code up} to 0, every engine gauge and counter to NaN and takes the phase histograms out of the export (no lines,
+ * no OTLP points) until a scrape succeeds again, so stale numbers never look live.
  *
  * <p>Meters are registered in the constructor and stay registered; use one scraper per registry (Micrometer
  * would hand a second one the first one's gauges).
@@ -109,8 +111,16 @@ public final class EngineMetricsScraper {
         gauge(Contract.ENGINE_RUNNING, s -> s.snapshot().requestsRunning());
         gauge(Contract.ENGINE_KV, s -> s.snapshot().kvCacheUsageRatio());
         gauge(Contract.ENGINE_PREFIX_HIT, s -> s.snapshot().prefixCacheHitRatio());
-        // the engine's own cumulative count, passed through (it restarts from 0 with the engine, as rate() expects)
+        // the engine's own cumulative counts, passed through (they restart from 0 with the engine, as rate() expects)
         gauge(Contract.ENGINE_PREEMPTIONS, s -> s.snapshot().preemptions());
+        gauge(Contract.ENGINE_PROMPT_TOKENS, s -> s.snapshot().counters().promptTokens());
+        gauge(Contract.ENGINE_PROMPT_CACHED, s -> s.snapshot().counters().promptTokensCached());
+        gauge(Contract.ENGINE_SPEC_DRAFTS, s -> s.snapshot().counters().specDrafts());
+        gauge(Contract.ENGINE_SPEC_DRAFT_TOKENS, s -> s.snapshot().counters().specDraftTokens());
+        gauge(Contract.ENGINE_SPEC_ACCEPTED, s -> s.snapshot().counters().specAcceptedTokens());
+        for (EnginePhase phase : EnginePhase.values()) {
+            phaseHistogram(phase);
+        }
         this.okScrapes = scrapeCounter(Outcome.OK);
         this.errorScrapes = scrapeCounter(Outcome.ERROR);
         this.unparseableScrapes = scrapeCounter(Outcome.UNPARSEABLE);
@@ -256,6 +266,17 @@ public final class EngineMetricsScraper {
         if (infoRegistered.add(kind)) {
             recorders.observe(Contract.ENGINE_INFO, () -> state.infoKind() == kind ? 1 : 0, kind.label());
         }
+    }
+
+    /** The engine's histogram of one phase, with its bounds, on every backend that has the series. */
+    private void phaseHistogram(EnginePhase phase) {
+        recorders.observeHistogram(Contract.ENGINE_PHASE, () -> phase(phase), phase.label());
+    }
+
+    /** One state read, so a reader never mixes two scrapes; null (no point) while down or not reported. */
+    private CumulativeHistogram phase(EnginePhase phase) {
+        State s = state;
+        return s.up() ? s.snapshot().phase(phase) : null;
     }
 
     private void gauge(Series series, ToDoubleFunction<State> value) {

@@ -1,13 +1,21 @@
 package dev.llmsidecar.engine;
 
 import dev.llmsidecar.engine.ExpositionParser.Sample;
+import dev.llmsidecar.export.contract.CumulativeHistogram;
+import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * Turns one engine exposition into an {@link EngineSnapshot}. Counts are summed over every label set (several
- * models or data-parallel engines); ratios are averaged, since a sum of usage ratios means nothing.
+ * models or data-parallel engines); ratios are averaged, since a sum of usage ratios means nothing. The engine's
+ * per-request phase histograms are merged over its label sets (see {@link #histogram}).
  *
  * <p>Stateful only for vLLM's prefix-cache counters, whose hit ratio is the ratio of their increases since the
  * previous exposition. Not thread-safe: one instance belongs to one scrape loop.
@@ -26,14 +34,26 @@ public final class EngineNormaliser {
     // V0 engine: a ready-made gauge
     static final String VLLM_PREFIX_HIT_RATE_GAUGE = "vllm:gpu_prefix_cache_hit_rate";
     static final String VLLM_PREEMPTIONS = "vllm:num_preemptions_total";
+    // all prompt tokens, cached included
+    static final String VLLM_PROMPT_TOKENS = "vllm:prompt_tokens_total";
+    static final String VLLM_PROMPT_CACHED = "vllm:prompt_tokens_cached_total"; // local + external KV, 0.11+
+    static final String VLLM_SPEC_DRAFTS = "vllm:spec_decode_num_drafts_total";
+    static final String VLLM_SPEC_DRAFT_TOKENS = "vllm:spec_decode_num_draft_tokens_total";
+    static final String VLLM_SPEC_ACCEPTED = "vllm:spec_decode_num_accepted_tokens_total";
 
     static final String SGLANG_WAITING = "sglang:num_queue_reqs";
     static final String SGLANG_RUNNING = "sglang:num_running_reqs";
     static final String SGLANG_KV = "sglang:token_usage";
     static final String SGLANG_PREFIX_HIT_RATE = "sglang:cache_hit_rate";
+    // a running request put back in the queue when the KV cache runs out: SGLang's preemption
+    static final String SGLANG_RETRACTIONS = "sglang:num_retracted_requests_total";
+    static final String SGLANG_PROMPT_TOKENS = "sglang:prompt_tokens_total"; // whole prompts of finished requests
+    static final String SGLANG_PROMPT_CACHED = "sglang:cached_tokens_total";
 
     static final String TGI_WAITING = "tgi_queue_size";
     static final String TGI_RUNNING = "tgi_batch_current_size";
+    // the input lengths of validated requests: the histogram's sum is TGI's only prompt token count
+    static final String TGI_PROMPT_TOKENS = "tgi_request_input_length_sum";
 
     static final String LLAMACPP_WAITING = "llamacpp:requests_deferred";
     static final String LLAMACPP_RUNNING = "llamacpp:requests_processing";
@@ -41,6 +61,47 @@ public final class EngineNormaliser {
     // prompt tokens computed (cached ones excluded) and taken from the prefix cache, since start
     static final String LLAMACPP_PROMPT_TOKENS = "llamacpp:prompt_tokens_total";
     static final String LLAMACPP_PROMPT_CACHED = "llamacpp:prompt_tokens_cached_total";
+    static final String LLAMACPP_SPEC_DRAFTS = "llamacpp:spec_decode_num_drafts_total";
+    static final String LLAMACPP_SPEC_DRAFT_TOKENS = "llamacpp:spec_decode_num_draft_tokens_total";
+    static final String LLAMACPP_SPEC_ACCEPTED = "llamacpp:spec_decode_num_accepted_tokens_total";
+
+    /**
+     * Where an engine's phase comes from: a histogram, and where one histogram holds several stages, the label that
+     * selects the one wanted. Engines and phases without a source have none (docs/metrics.md, "Engine phases").
+     */
+    record PhaseSource(String name, String label, String value) {
+
+        PhaseSource(String name) {
+            this(name, null, null);
+        }
+
+        String bucket() {
+            return name + "_bucket";
+        }
+
+        boolean selects(Map<String, String> labels) {
+            return label == null || value.equals(labels.get(label));
+        }
+    }
+
+    static final Map<EngineKind, Map<EnginePhase, PhaseSource>> PHASES = Map.of(
+            EngineKind.VLLM, Map.of(
+                    EnginePhase.QUEUE, new PhaseSource("vllm:request_queue_time_seconds"),
+                    EnginePhase.PREFILL, new PhaseSource("vllm:request_prefill_time_seconds"),
+                    EnginePhase.DECODE, new PhaseSource("vllm:request_decode_time_seconds"),
+                    EnginePhase.INFERENCE, new PhaseSource("vllm:request_inference_time_seconds")),
+            EngineKind.SGLANG, Map.of(
+                    EnginePhase.QUEUE, new PhaseSource("sglang:queue_time_seconds"),
+                    EnginePhase.PREFILL, new PhaseSource("sglang:per_stage_req_latency_seconds", "stage",
+                            "prefill_forward")),
+            // per request; TGI's prefill / decode histograms are per batch forward, not per request
+            EngineKind.TGI, Map.of(
+                    EnginePhase.QUEUE, new PhaseSource("tgi_request_queue_duration"),
+                    EnginePhase.INFERENCE, new PhaseSource("tgi_request_inference_duration")),
+            EngineKind.LLAMACPP, Map.of());
+
+    /** The bucket series the parser keeps: those of the phase histograms, no others. */
+    private static final Set<String> PHASE_BUCKETS = phaseBuckets();
 
     private record SeriesKey(String name, Map<String, String> labels) {
     }
@@ -50,10 +111,14 @@ public final class EngineNormaliser {
 
     /**
      * Whether a metric name can matter to normalisation or detection: one of the engines' names and not a
-     * histogram bucket. A parse filter, so buckets never become objects.
+     * histogram bucket, but for the buckets of the phase histograms. A parse filter, so the other buckets (most of
+     * an engine's exposition) never become objects.
      */
     public static boolean relevant(String metricName) {
-        return EngineKind.ofMetric(metricName) != EngineKind.UNKNOWN && !metricName.endsWith("_bucket");
+        if (EngineKind.ofMetric(metricName) == EngineKind.UNKNOWN) {
+            return false;
+        }
+        return !metricName.endsWith("_bucket") || PHASE_BUCKETS.contains(metricName);
     }
 
     /** Normalises one exposition; the kind is {@link EngineKind#UNKNOWN} when no engine metric is present. */
@@ -63,9 +128,15 @@ public final class EngineNormaliser {
         EngineSnapshot snapshot = switch (kind) {
             case VLLM -> vllm(samples, counters);
             case SGLANG -> new EngineSnapshot(kind, sum(samples, SGLANG_WAITING), sum(samples, SGLANG_RUNNING),
-                    mean(samples, SGLANG_KV), mean(samples, SGLANG_PREFIX_HIT_RATE), Double.NaN, Double.NaN);
+                    mean(samples, SGLANG_KV), mean(samples, SGLANG_PREFIX_HIT_RATE), Double.NaN, Double.NaN,
+                    sum(samples, SGLANG_RETRACTIONS), new EngineCounters(sum(samples, SGLANG_PROMPT_TOKENS),
+                            sum(samples, SGLANG_PROMPT_CACHED), Double.NaN, Double.NaN, Double.NaN),
+                    phases(kind, samples));
             case TGI -> new EngineSnapshot(kind, sum(samples, TGI_WAITING), sum(samples, TGI_RUNNING),
-                    Double.NaN, Double.NaN, Double.NaN, Double.NaN);
+                    Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN,
+                    new EngineCounters(sum(samples, TGI_PROMPT_TOKENS), Double.NaN, Double.NaN, Double.NaN,
+                            Double.NaN),
+                    phases(kind, samples));
             case LLAMACPP -> llamaCpp(samples, counters);
             case UNKNOWN -> EngineSnapshot.unknown();
         };
@@ -101,13 +172,19 @@ public final class EngineNormaliser {
             hitRatio = mean(samples, VLLM_PREFIX_HIT_RATE_GAUGE);
         }
         return new EngineSnapshot(EngineKind.VLLM, sum(samples, VLLM_WAITING), sum(samples, VLLM_RUNNING), kv,
-                hitRatio, hits, queries, sum(samples, VLLM_PREEMPTIONS));
+                hitRatio, hits, queries, sum(samples, VLLM_PREEMPTIONS),
+                new EngineCounters(sum(samples, VLLM_PROMPT_TOKENS), sum(samples, VLLM_PROMPT_CACHED),
+                        sum(samples, VLLM_SPEC_DRAFTS), sum(samples, VLLM_SPEC_DRAFT_TOKENS),
+                        sum(samples, VLLM_SPEC_ACCEPTED)),
+                phases(EngineKind.VLLM, samples));
     }
 
     /**
      * llama-server: the prefix-cache hit ratio is cached prompt tokens over all prompt tokens, from the increase of
      * its two counters (prompt_tokens_total counts only the tokens it computed), as for vLLM's. Builds of late 2025
-     * export no KV-cache usage gauge: NaN there.
+     * export no KV-cache usage gauge: NaN there. All prompt tokens are the two counters together, so unknown in builds
+     * without the cached one. No per-request phase histograms: its per-request split comes from each response's
+     * {@code timings} (the engine_reported_* series).
      */
     private EngineSnapshot llamaCpp(List<Sample> samples, Map<SeriesKey, Double> counters) {
         double cached = sum(samples, LLAMACPP_PROMPT_CACHED);
@@ -118,8 +195,134 @@ public final class EngineNormaliser {
             double total = cachedIncrease + increase(samples, LLAMACPP_PROMPT_TOKENS, counters);
             hitRatio = total > 0 ? clamp01(cachedIncrease / total) : Double.NaN;
         }
+        double all = Double.isNaN(cached) ? Double.NaN : cached + computed;
         return new EngineSnapshot(EngineKind.LLAMACPP, sum(samples, LLAMACPP_WAITING), sum(samples, LLAMACPP_RUNNING),
-                mean(samples, LLAMACPP_KV), hitRatio, cached, Double.isNaN(cached) ? Double.NaN : cached + computed);
+                mean(samples, LLAMACPP_KV), hitRatio, cached, all, Double.NaN,
+                new EngineCounters(all, cached, sum(samples, LLAMACPP_SPEC_DRAFTS),
+                        sum(samples, LLAMACPP_SPEC_DRAFT_TOKENS), sum(samples, LLAMACPP_SPEC_ACCEPTED)),
+                Map.of());
+    }
+
+    private static Map<EnginePhase, CumulativeHistogram> phases(EngineKind kind, List<Sample> samples) {
+        Map<EnginePhase, CumulativeHistogram> phases = new EnumMap<>(EnginePhase.class);
+        PHASES.getOrDefault(kind, Map.of()).forEach((phase, source) -> {
+            CumulativeHistogram h = histogram(samples, source);
+            if (h != null) {
+                phases.put(phase, h);
+            }
+        });
+        return phases;
+    }
+
+    /** One label set of a histogram as read: bucket bound -> cumulative count, the sum, the count. */
+    private static final class LabelSet {
+        final TreeMap<Double, Double> buckets = new TreeMap<>();
+        double sum = Double.NaN;
+        double count = Double.NaN;
+
+        /** The +Inf bucket, else _count; NaN when neither is there. */
+        double total() {
+            Double inf = buckets.get(Double.POSITIVE_INFINITY);
+            return inf != null ? inf : count;
+        }
+
+        boolean usable() {
+            return !Double.isNaN(sum) && !Double.isNaN(total()) && !buckets.containsValue(Double.NaN);
+        }
+    }
+
+    /**
+     * The histogram {@code source} names, summed over the engine's label sets (several models, data-parallel
+     * engines): cumulative counts, sums and totals add up. Bounds are those every label set has: an engine uses one
+     * set of bounds per histogram, so normally all of them; were they to differ (label sets from two engine versions),
+     * a bound missing from one label set has no exact count there, and dropping it costs resolution, never
+     * correctness. A label set without a sum or a total (+Inf bucket or _count) is left out. Null when no label set
+     * is usable.
+     */
+    static CumulativeHistogram histogram(List<Sample> samples, PhaseSource source) {
+        String bucket = source.bucket();
+        String sumName = source.name() + "_sum";
+        String countName = source.name() + "_count";
+        Map<Map<String, String>, LabelSet> sets = new HashMap<>();
+        for (Sample s : samples) {
+            String name = s.name();
+            if (!name.startsWith(source.name()) || !source.selects(s.labels())) {
+                continue;
+            }
+            if (name.equals(bucket)) {
+                double le = bound(s.labels().get("le"));
+                if (!Double.isNaN(le)) {
+                    Map<String, String> key = new HashMap<>(s.labels());
+                    key.remove("le");
+                    sets.computeIfAbsent(key, k -> new LabelSet()).buckets.put(le, s.value());
+                }
+            } else if (name.equals(sumName)) {
+                sets.computeIfAbsent(s.labels(), k -> new LabelSet()).sum = s.value();
+            } else if (name.equals(countName)) {
+                sets.computeIfAbsent(s.labels(), k -> new LabelSet()).count = s.value();
+            }
+        }
+        List<LabelSet> usable = new ArrayList<>();
+        Set<Double> common = null;
+        for (LabelSet set : sets.values()) {
+            if (!set.usable()) {
+                continue;
+            }
+            usable.add(set);
+            Set<Double> finite = new HashSet<>(set.buckets.headMap(Double.POSITIVE_INFINITY).keySet());
+            if (common == null) {
+                common = finite;
+            } else {
+                common.retainAll(finite);
+            }
+        }
+        if (usable.isEmpty()) {
+            return null;
+        }
+        List<Double> bounds = new ArrayList<>(new TreeSet<>(common));
+        long[] cumulative = new long[bounds.size() + 1];
+        double sum = 0;
+        for (LabelSet set : usable) {
+            for (int i = 0; i < bounds.size(); i++) {
+                cumulative[i] += Math.round(set.buckets.get(bounds.get(i)));
+            }
+            cumulative[bounds.size()] += Math.round(set.total());
+            sum += set.sum;
+        }
+        // what an exposition must not hold (counts falling with the bound, above the total) is evened out here
+        // rather than re-exported as an invalid histogram
+        List<Long> counts = new ArrayList<>(cumulative.length);
+        long total = Math.max(0, cumulative[bounds.size()]);
+        long previous = 0;
+        for (int i = 0; i < bounds.size(); i++) {
+            previous = Math.max(previous, Math.min(cumulative[i], total));
+            counts.add(previous);
+        }
+        counts.add(total);
+        return new CumulativeHistogram(bounds, counts, sum);
+    }
+
+    /** An {@code le} label value as a number (Python writes "+Inf", Go-style exponents); NaN when unreadable. */
+    static double bound(String le) {
+        if (le == null) {
+            return Double.NaN;
+        }
+        String v = le.trim();
+        if (v.equals("+Inf") || v.equals("Inf") || v.equals("+inf") || v.equals("inf")) {
+            return Double.POSITIVE_INFINITY;
+        }
+        try {
+            double d = Double.parseDouble(v);
+            return Double.isInfinite(d) && d < 0 ? Double.NaN : d;
+        } catch (NumberFormatException e) {
+            return Double.NaN;
+        }
+    }
+
+    private static Set<String> phaseBuckets() {
+        Set<String> names = new HashSet<>();
+        PHASES.values().forEach(byPhase -> byPhase.values().forEach(source -> names.add(source.bucket())));
+        return Set.copyOf(names);
     }
 
     /**

@@ -1,5 +1,7 @@
 package dev.llmsidecar.engine;
 
+import dev.llmsidecar.export.contract.CumulativeHistogram;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -13,25 +15,42 @@ import java.util.Objects;
  * @param prefixCacheHitRatio  prefix-cache hit ratio 0..1 (vLLM: over the last scrape interval)
  * @param prefixCacheHits      raw cumulative prefix-cache hit counter (tokens: vLLM, llama.cpp), summed; NaN if absent
  * @param prefixCacheQueries   raw cumulative prefix-cache query counter (prompt tokens), summed; NaN if absent
- * @param preemptions          cumulative requests preempted by the engine (vLLM num_preemptions), summed; NaN if
- *     the engine does not report it
+ * @param preemptions          cumulative requests preempted by the engine (vLLM num_preemptions, SGLang
+ *     retractions), summed; NaN if the engine does not report it
+ * @param counters             the engine's other cumulative counts (prompt tokens, speculative decoding)
+ * @param phases               the engine's per-request phase histograms, merged over its label sets; only the
+ *     phases the engine reports
  */
 public record EngineSnapshot(EngineKind kind, double requestsWaiting, double requestsRunning,
         double kvCacheUsageRatio, double prefixCacheHitRatio, double prefixCacheHits, double prefixCacheQueries,
-        double preemptions) {
+        double preemptions, EngineCounters counters, Map<EnginePhase, CumulativeHistogram> phases) {
 
     private static final EngineSnapshot UNKNOWN = new EngineSnapshot(EngineKind.UNKNOWN, Double.NaN, Double.NaN,
             Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN);
 
     public EngineSnapshot {
         Objects.requireNonNull(kind, "kind");
+        Objects.requireNonNull(counters, "counters");
+        phases = Map.copyOf(phases);
     }
 
-    /** Without a preemption count (engines that do not report one). */
+    /** Without counters or phases. */
+    public EngineSnapshot(EngineKind kind, double requestsWaiting, double requestsRunning, double kvCacheUsageRatio,
+            double prefixCacheHitRatio, double prefixCacheHits, double prefixCacheQueries, double preemptions) {
+        this(kind, requestsWaiting, requestsRunning, kvCacheUsageRatio, prefixCacheHitRatio, prefixCacheHits,
+                prefixCacheQueries, preemptions, EngineCounters.none(), Map.of());
+    }
+
+    /** Without a preemption count, counters or phases. */
     public EngineSnapshot(EngineKind kind, double requestsWaiting, double requestsRunning, double kvCacheUsageRatio,
             double prefixCacheHitRatio, double prefixCacheHits, double prefixCacheQueries) {
         this(kind, requestsWaiting, requestsRunning, kvCacheUsageRatio, prefixCacheHitRatio, prefixCacheHits,
                 prefixCacheQueries, Double.NaN);
+    }
+
+    /** The phase histogram, or null when the engine does not report that phase. */
+    public CumulativeHistogram phase(EnginePhase phase) {
+        return phases.get(phase);
     }
 
     /** Nothing known: what the sidecar reports while the engine is down or unrecognised. */

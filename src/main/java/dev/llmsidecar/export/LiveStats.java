@@ -41,6 +41,11 @@ public final class LiveStats {
             model.put("goodput", classes);
         }
         root.put("models", models);
+        root.put("saturation", t.saturation().render());
+        JsonObject engine = t.engineView();
+        if (engine != null) {
+            root.put("engine", engine);
+        }
         return root;
     }
 

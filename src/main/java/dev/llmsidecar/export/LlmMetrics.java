@@ -111,14 +111,17 @@ public final class LlmMetrics {
     /**
      * Starts the live part of an LLM request: in-flight and waiting gauges, first token and chunk gaps as they happen.
      *
+     * @param tenant the tenant label ({@link TenantLabels}; dropped by the recorders where it is not exported)
      * @param provider the format's own gen_ai.provider.name, or null for the configured one
      */
-    public RequestTimeline.LiveListener requestStarted(String model, String operation, String provider,
+    public LiveRequest requestStarted(String model, String tenant, String operation, String provider,
             boolean streaming) {
-        maxInFlight.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
+        int load = inFlight.incrementAndGet();
+        maxInFlight.accumulateAndGet(load, Math::max);
         waitingFirstToken.incrementAndGet();
-        Live meters = live.computeIfAbsent(new LiveKey(model, operation, provider(provider), streaming), this::newLive);
-        return new LiveRequest(meters, streaming);
+        Live meters = live.computeIfAbsent(new LiveKey(model, tenant, operation, provider(provider), streaming),
+                this::newLive);
+        return new LiveRequest(meters, streaming, load);
     }
 
     private String provider(String override) {
@@ -135,13 +138,14 @@ public final class LlmMetrics {
         Bound firstAnswer;
     }
 
-    private record LiveKey(String model, String operation, String provider, boolean streaming) {
+    private record LiveKey(String model, String tenant, String operation, String provider, boolean streaming) {
     }
 
     private Live newLive(LiveKey k) {
         Object[] v = genai(k.model(), k.operation(), k.provider(), k.streaming());
         Live l = new Live();
-        l.ttft = recorders.live(TTFT, v);
+        l.ttft = recorders.live(TTFT, k.model(), k.operation(), k.streaming(), k.tenant(), k.provider(),
+                upstream.address(), upstream.portValue());
         // the others exist for streams only: a response that does not stream has no chunks of its own
         boolean s = k.streaming();
         l.firstChunk = s ? recorders.live(TIME_TO_FIRST_CHUNK, v) : Recorder.NOTHING;
@@ -163,19 +167,20 @@ public final class LlmMetrics {
      * @param provider the format's own gen_ai.provider.name, or null for the configured one
      * @param format the wire format's name, for the per-format undecodable counter
      */
-    public void requestFinished(String model, String operation, String provider, String format, RequestResult r) {
+    public void requestFinished(String model, String tenant, String operation, String provider, String format,
+            RequestResult r) {
         inFlight.decrementAndGet();
         String p = provider(provider);
         boolean ok = r.outcome() == Outcome.OK;
         boolean streaming = r.streaming();
         Ended end = ended.computeIfAbsent(
-                new EndKey(model, operation, p, streaming, r.outcome(), ok ? null : errorType(r)), Ended::new);
+                new EndKey(model, tenant, operation, p, streaming, r.outcome(), ok ? null : errorType(r)), Ended::new);
         end.get(Ended.REQUESTS).record(1);
         end.get(Ended.DURATION).record(r.e2eNanos() / NS);
         if (r.ttftNanos() >= 0) {
             if (!streaming) {
                 // a response that does not stream: its first token is the whole response, "as it happens" at its end
-                live.computeIfAbsent(new LiveKey(model, operation, p, false), this::newLive).ttft
+                live.computeIfAbsent(new LiveKey(model, tenant, operation, p, false), this::newLive).ttft
                         .record(r.ttftNanos() / NS);
             }
             end.get(Ended.TTFT).record(r.ttftNanos() / NS);
@@ -250,8 +255,8 @@ public final class LlmMetrics {
     }
 
     /** What identifies the end-of-request series of one request, but for per-request values bound separately. */
-    private record EndKey(String model, String operation, String provider, boolean streaming, Outcome outcome,
-            String errorType) {
+    private record EndKey(String model, String tenant, String operation, String provider, boolean streaming,
+            Outcome outcome, String errorType) {
     }
 
     /**
@@ -305,6 +310,7 @@ public final class LlmMetrics {
 
         private Bound bind(int slot) {
             String m = key.model();
+            String t = key.tenant();
             String op = key.operation();
             String p = key.provider();
             boolean s = key.streaming();
@@ -312,28 +318,28 @@ public final class LlmMetrics {
             Object port = upstream.portValue();
             String outcome = key.outcome().label();
             return switch (slot) {
-                case REQUESTS -> recorders.ended(Contract.REQUESTS, ok, m, op, s, outcome);
-                case DURATION -> recorders.ended(REQUEST_DURATION, ok, m, op, s, outcome, key.errorType(), p, addr,
+                case REQUESTS -> recorders.ended(Contract.REQUESTS, ok, m, op, s, outcome, t);
+                case DURATION -> recorders.ended(REQUEST_DURATION, ok, m, op, s, outcome, t, key.errorType(), p, addr,
                         port);
-                case TTFT -> recorders.ended(Contract.TTFT, ok, genai(m, op, p, s));
+                case TTFT -> recorders.ended(Contract.TTFT, ok, m, op, s, t, p, addr, port);
                 case TTFT_CACHE_HIT -> recorders.ended(TTFT_BY_CACHE, ok, m, op, s, "hit", p, addr, port);
                 case TTFT_CACHE_MISS -> recorders.ended(TTFT_BY_CACHE, ok, m, op, s, "miss", p, addr, port);
                 case TTFT_CACHE_UNKNOWN -> recorders.ended(TTFT_BY_CACHE, ok, m, op, s, "unknown", p, addr, port);
                 case UPSTREAM_HEADERS -> recorders.ended(Contract.UPSTREAM_HEADERS, ok, genai(m, op, p, s));
-                case TPOT -> recorders.ended(Contract.TPOT, ok, m, op, s, outcome, p, addr, port);
-                case ITL -> recorders.ended(Contract.ITL, ok, m, op, s, outcome, p, addr, port);
+                case TPOT -> recorders.ended(Contract.TPOT, ok, m, op, s, outcome, t, p, addr, port);
+                case ITL -> recorders.ended(Contract.ITL, ok, m, op, s, outcome, t, p, addr, port);
                 case ENGINE_QUEUE -> recorders.ended(Contract.ENGINE_QUEUE, ok, m, op, p, addr, port);
                 case ENGINE_TTFT -> recorders.ended(Contract.ENGINE_TTFT, ok, m, op, p, addr, port);
                 case TTFT_OUTSIDE_ENGINE -> recorders.ended(Contract.TTFT_OUTSIDE_ENGINE, ok, m, op, p, addr, port);
                 case ENGINE_DECODE -> recorders.ended(Contract.ENGINE_DECODE, ok, m, op, p, addr, port);
                 case DURATION_OUTSIDE_ENGINE -> recorders.ended(Contract.DURATION_OUTSIDE_ENGINE, ok, m, op, p, addr,
                         port);
-                case USAGE_INPUT -> recorders.ended(TOKEN_USAGE, ok, m, op, "input", p, addr, port);
-                case USAGE_OUTPUT -> recorders.ended(TOKEN_USAGE, ok, m, op, "output", p, addr, port);
-                case TOKENS_INPUT -> recorders.ended(TOKENS, ok, m, op, "input");
-                case TOKENS_OUTPUT -> recorders.ended(TOKENS, ok, m, op, "output");
-                case TOKENS_CACHED_INPUT -> recorders.ended(TOKENS, ok, m, op, "cached_input");
-                case TOKENS_CACHE_REPORTING_INPUT -> recorders.ended(TOKENS, ok, m, op, "cache_reporting_input");
+                case USAGE_INPUT -> recorders.ended(TOKEN_USAGE, ok, m, op, "input", t, p, addr, port);
+                case USAGE_OUTPUT -> recorders.ended(TOKEN_USAGE, ok, m, op, "output", t, p, addr, port);
+                case TOKENS_INPUT -> recorders.ended(TOKENS, ok, m, op, "input", t);
+                case TOKENS_OUTPUT -> recorders.ended(TOKENS, ok, m, op, "output", t);
+                case TOKENS_CACHED_INPUT -> recorders.ended(TOKENS, ok, m, op, "cached_input", t);
+                case TOKENS_CACHE_REPORTING_INPUT -> recorders.ended(TOKENS, ok, m, op, "cache_reporting_input", t);
                 default -> recorders.ended(Contract.TOKEN_SOURCE, ok,
                         TokenCountSource.values()[slot - Ended.TOKEN_SOURCE].label());
             };
@@ -382,14 +388,21 @@ public final class LlmMetrics {
     }
 
     /** Per-request live recorder; decrements the waiting gauge exactly once. */
-    private final class LiveRequest implements RequestTimeline.LiveListener {
+    public final class LiveRequest implements RequestTimeline.LiveListener {
         private final Live meters;
         private final boolean streaming;
+        private final int loadAtArrival;
         private boolean waiting = true;
 
-        LiveRequest(Live meters, boolean streaming) {
+        LiveRequest(Live meters, boolean streaming, int loadAtArrival) {
             this.meters = meters;
             this.streaming = streaming;
+            this.loadAtArrival = loadAtArrival;
+        }
+
+        /** LLM requests in flight when this one started, itself included: its load band. */
+        public int loadAtArrival() {
+            return loadAtArrival;
         }
 
         @Override

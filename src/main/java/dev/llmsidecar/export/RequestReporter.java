@@ -5,7 +5,6 @@ import dev.llmsidecar.slo.SloEvaluator;
 import dev.llmsidecar.slo.SloPolicy;
 import dev.llmsidecar.slo.SloVerdict;
 import dev.llmsidecar.timeline.RequestResult;
-import dev.llmsidecar.timeline.RequestTimeline;
 import dev.llmsidecar.wire.LlmOperation;
 
 /**
@@ -20,14 +19,23 @@ public final class RequestReporter {
     private final SloMetrics sloMetrics;
     private final GoodputWindows goodput;
     private final LiveWindows windows;
+    private final TenantLabels tenants;
+    private final SaturationMetrics saturation;
 
     public RequestReporter(LlmMetrics metrics, SloPolicy policy, SloMetrics sloMetrics, GoodputWindows goodput,
-            LiveWindows windows) {
+            LiveWindows windows, TenantLabels tenants, SaturationMetrics saturation) {
         this.metrics = metrics;
         this.policy = policy;
         this.sloMetrics = sloMetrics;
         this.goodput = goodput;
         this.windows = windows;
+        this.tenants = tenants;
+        this.saturation = saturation;
+    }
+
+    /** Who a request is from, as its bounded tenant label. */
+    public TenantLabels tenants() {
+        return tenants;
     }
 
     public LlmMetrics metrics() {
@@ -38,22 +46,29 @@ public final class RequestReporter {
         return policy;
     }
 
-    /** Starts the live measurements of a request (in-flight and waiting gauges, TTFT and chunk gaps as they happen). */
-    public RequestTimeline.LiveListener started(String modelLabel, LlmOperation operation, boolean streaming) {
-        return metrics.requestStarted(modelLabel, operation.label(), operation.format().providerName(), streaming);
+    /**
+     * Starts the live measurements of a request (in-flight and waiting gauges, TTFT and chunk gaps as they happen).
+     * The listener also knows the request's load at arrival, which {@link #finished} takes.
+     */
+    public LlmMetrics.LiveRequest started(String modelLabel, String tenant, LlmOperation operation,
+            boolean streaming) {
+        return metrics.requestStarted(modelLabel, tenant, operation.label(), operation.format().providerName(),
+                streaming);
     }
 
     /**
      * @param modelName the model as the client named it (objectives match on it)
      * @param modelLabel its bounded label
+     * @param loadAtArrival LLM requests in flight when it started, itself included ({@link LlmMetrics.LiveRequest})
      */
-    public SloVerdict finished(String modelName, String modelLabel, LlmOperation operation, String sloClass,
-            RequestResult result) {
-        metrics.requestFinished(modelLabel, operation.label(), operation.format().providerName(),
+    public SloVerdict finished(String modelName, String modelLabel, String tenant, LlmOperation operation,
+            String sloClass, int loadAtArrival, RequestResult result) {
+        metrics.requestFinished(modelLabel, tenant, operation.label(), operation.format().providerName(),
                 operation.format().name(), result);
         SloVerdict verdict = SloEvaluator.evaluate(result, policy.applicable(modelName, sloClass),
                 policy.badClientStatuses());
-        sloMetrics.record(modelLabel, sloClass, result.outputTokens(), verdict);
+        sloMetrics.record(modelLabel, sloClass, tenant, result.outputTokens(), verdict);
+        saturation.record(loadAtArrival, result);
         if (verdict.counted()) {
             goodput.record(modelLabel, sloClass, verdict.good(), result.outputTokens());
         }

@@ -31,6 +31,9 @@ public final class SidecarTelemetry implements AutoCloseable {
     private final RequestReporter reporter;
     private final OtelPipeline otel;
     private final RequestTracing tracing;
+    private final TenantLabels tenants;
+    private final SaturationMetrics saturation;
+    private volatile java.util.function.Supplier<io.vertx.core.json.JsonObject> engineView;
 
     public SidecarTelemetry(MeterRegistry registry, SidecarConfig config, LongSupplier nanoClock) {
         this(registry, config, nanoClock, OtelPipeline.disabled());
@@ -46,9 +49,12 @@ public final class SidecarTelemetry implements AutoCloseable {
         List<Recorder> backends = new ArrayList<>();
         backends.add(new MicrometerRecorder(registry, buckets));
         if (otel.enabled()) {
-            backends.add(new OtelRecorder(otel.openTelemetry().getMeter("dev.llmsidecar"), buckets));
+            backends.add(new OtelRecorder(otel.openTelemetry().getMeter(OtelPipeline.METER_NAME), buckets,
+                    otel.producedHistograms()));
         }
-        this.recorders = new Recorders(backends);
+        this.tenants = new TenantLabels(config.tenants());
+        // the tenant label only where it is chosen, and nowhere while tenants are off
+        this.recorders = new Recorders(backends, tenants.enabled() ? config.tenants().series() : List.of());
         String provider = config.otel().providerName();
         URI upstream = config.upstream().url();
         int port = upstream.getPort() > 0 ? upstream.getPort() : "https".equalsIgnoreCase(upstream.getScheme()) ? 443
@@ -57,8 +63,9 @@ public final class SidecarTelemetry implements AutoCloseable {
         this.goodput = new GoodputWindows(nanoClock, config.windows().durations());
         this.windows = new LiveWindows(recorders, config.windows(), nanoClock);
         this.tracing = RequestTracing.of(otel, provider);
+        this.saturation = new SaturationMetrics(recorders, config.saturation(), metrics::inFlight, nanoClock);
         this.reporter = new RequestReporter(metrics, policy, new SloMetrics(recorders, policy.objectives()), goodput,
-                windows);
+                windows, tenants, saturation);
     }
 
     /** Every backend of the metrics contract (Prometheus, and OTLP when it is on). */
@@ -93,6 +100,24 @@ public final class SidecarTelemetry implements AutoCloseable {
 
     public LiveWindows windows() {
         return windows;
+    }
+
+    public SaturationMetrics saturation() {
+        return saturation;
+    }
+
+    /**
+     * What the engine scraper knows, for the {@code engine} member of /q/llm; set once the scraper runs (the
+     * scraper starts after telemetry exists, and is off with sidecar.engine.scrape-enabled=false).
+     */
+    public void engineView(java.util.function.Supplier<io.vertx.core.json.JsonObject> view) {
+        this.engineView = view;
+    }
+
+    /** The engine member of /q/llm, or null while no scraper runs. */
+    public io.vertx.core.json.JsonObject engineView() {
+        var view = engineView;
+        return view == null ? null : view.get();
     }
 
     public SloPolicy policy() {

@@ -32,17 +32,17 @@ public final class SloMetrics {
         }
     }
 
-    public void record(String model, String sloClass, long outputTokens, SloVerdict verdict) {
+    public void record(String model, String sloClass, String tenant, long outputTokens, SloVerdict verdict) {
         if (!verdict.counted()) {
             recorders.count(SLO_EXCLUDED, 1, model, sloClass, verdict.excludedReason());
             return;
         }
         long tokens = Math.max(0, outputTokens);
-        recorders.count(SLO_REQUESTS, 1, model, sloClass);
-        recorders.count(SLO_OUTPUT_TOKENS, tokens, model, sloClass);
+        recorders.count(SLO_REQUESTS, 1, model, sloClass, tenant);
+        recorders.count(SLO_OUTPUT_TOKENS, tokens, model, sloClass, tenant);
         if (verdict.good()) {
-            recorders.count(SLO_GOOD_REQUESTS, 1, model, sloClass);
-            recorders.count(SLO_GOOD_OUTPUT_TOKENS, tokens, model, sloClass);
+            recorders.count(SLO_GOOD_REQUESTS, 1, model, sloClass, tenant);
+            recorders.count(SLO_GOOD_OUTPUT_TOKENS, tokens, model, sloClass, tenant);
         }
         for (SloVerdict.ObjectiveResult r : verdict.objectives()) {
             String name = r.objective().name();

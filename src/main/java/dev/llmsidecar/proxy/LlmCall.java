@@ -35,6 +35,7 @@ final class LlmCall {
     private final LlmOperation operation;
     private final long receivedNanos;
     private final String sloClass;
+    private final String tenant;
     private final RequestSpan span;
     private final boolean acceptsCompression;
     private final boolean http10;
@@ -44,6 +45,7 @@ final class LlmCall {
     private boolean streamRequested;
     private UsageHandling usage = UsageHandling.PASS;
     private RequestTimeline timeline;
+    private int loadAtArrival;
     private StreamDecoder decoder;
     private boolean compressed;
     private boolean lengthFramed;
@@ -54,6 +56,7 @@ final class LlmCall {
         this.operation = operation;
         this.receivedNanos = receivedNanos;
         this.sloClass = proxy.reporter.policy().sloClass(request.getHeader(proxy.reporter.policy().classHeader()));
+        this.tenant = proxy.reporter.tenants().label(request::getHeader);
         this.span = proxy.tracing.start(request.headers(), operation.label(), operation.format().providerName(),
                 request.method().name(), request.path(), receivedNanos);
         this.acceptsCompression = acceptsCompression(request.getHeader(HttpHeaders.ACCEPT_ENCODING));
@@ -115,8 +118,9 @@ final class LlmCall {
 
     private void startTimeline(boolean streaming) {
         if (timeline == null) {
-            timeline = new RequestTimeline(receivedNanos, streaming,
-                    proxy.reporter.started(model, operation, streaming));
+            var live = proxy.reporter.started(model, tenant, operation, streaming);
+            loadAtArrival = live.loadAtArrival();
+            timeline = new RequestTimeline(receivedNanos, streaming, live);
         }
     }
 
@@ -186,7 +190,7 @@ final class LlmCall {
         startTimeline(streamRequested);
         var result = timeline.finish(nanos, outcome, status);
         try (Scope scope = span.makeCurrent()) {
-            var verdict = proxy.reporter.finished(modelName, model, operation, sloClass, result);
+            var verdict = proxy.reporter.finished(modelName, model, tenant, operation, sloClass, loadAtArrival, result);
             span.finish(nanos, result, verdict, sloClass);
         }
         if (decoder == null || usage == UsageHandling.PASS) {

@@ -22,16 +22,20 @@ public class DemoMode {
     private SimulatedEngine engine;
     private DemoTraffic traffic;
 
-    void start(@Observes StartupEvent event, Vertx vertx, SidecarConfig config) {
-        if (!config.demo().enabled()) {
-            return;
-        }
-        EngineBehaviour behaviour = EngineBehaviour.defaults()
+    /** The demo's engine: vLLM-like timing with jitter, half the prompt cached, 10 slots (queues past that). */
+    public static EngineBehaviour behaviour() {
+        return EngineBehaviour.defaults()
                 .withTiming(Duration.ofMillis(250), Duration.ofMillis(25))
                 .withJitter(0.4)
                 .withCachedTokenRatio(0.5)
                 .withSlots(10);
-        engine = new SimulatedEngine(vertx, behaviour);
+    }
+
+    void start(@Observes StartupEvent event, Vertx vertx, SidecarConfig config) {
+        if (!config.demo().enabled()) {
+            return;
+        }
+        engine = new SimulatedEngine(vertx, behaviour());
         int proxyPort = ConfigProvider.getConfig().getOptionalValue("quarkus.http.port", Integer.class).orElse(8080);
         int managementPort = ConfigProvider.getConfig().getOptionalValue("quarkus.management.port", Integer.class)
                 .orElse(9000);
@@ -40,13 +44,14 @@ public class DemoMode {
                     config.demo().maxConcurrency());
             traffic.start();
             LOG.infof("%n  Demo running: simulated engine on http://127.0.0.1:%d, proxy on http://127.0.0.1:%d%n"
+                    + "  Live page:     http://127.0.0.1:%d/q/llm/ui   (open it in a browser)%n"
                     + "  Live metrics:  curl -s http://127.0.0.1:%d/q/metrics | grep -E '^(gen_ai|llm_sidecar)'%n"
                     + "  Live stats:    curl -s http://127.0.0.1:%d/q/llm%n"
                     + "  Try it:        curl -N http://127.0.0.1:%d/v1/chat/completions -H 'content-type: application/json'"
                     + " -d '{\"model\":\"sim-llama-8b\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}'%n"
                     + "  Other formats: /v1/responses, /v1/messages, /api/chat, /generate_stream, /completion, /v1/embeddings"
                     + " (docs/formats.md; header x-sim-reasoning-tokens: N makes the model think first)%n",
-                    port, proxyPort, managementPort, managementPort, proxyPort);
+                    port, proxyPort, managementPort, managementPort, managementPort, proxyPort);
         }).onFailure(t -> LOG.errorf("demo engine could not start on port %d: %s", config.demo().enginePort(), t));
     }
 

@@ -13,7 +13,9 @@ import java.util.Random;
  * Sends a mix of LLM requests (chat / completions, streaming or not, some asking for usage, two models, varied
  * lengths, an occasional slow prefill and client error; and a share in the other wire formats: Responses,
  * Anthropic Messages with thinking, Ollama, TGI, llama.cpp, embeddings) through the proxy, so the demo shows
- * live metrics.
+ * live metrics. Requests come from three tenants ({@code x-tenant}). The rate rises and falls in waves of
+ * {@link #WAVE_SECONDS}, from a quarter of the peak to the peak ({@value #PEAK_FACTOR} times the configured rate), so
+ * the load crosses the demo engine's slots and the saturation knee shows.
  * Bounded in concurrency; runs until {@link #stop()}.
  */
 public final class DemoTraffic {
@@ -22,8 +24,13 @@ public final class DemoTraffic {
     private final HttpClient client;
     private final double requestsPerSecond;
     private final int maxConcurrency;
+    static final double WAVE_SECONDS = 180;
+    static final double PEAK_FACTOR = 2.5;
+    private static final String[] TENANTS = {"team-search", "team-search", "team-chat", "team-batch"};
+
     private final Random random = new Random(7);
     private long timer = -1;
+    private long startedAt;
     private int inFlight;
 
     public DemoTraffic(Vertx vertx, String host, int port, double requestsPerSecond, int maxConcurrency) {
@@ -35,8 +42,19 @@ public final class DemoTraffic {
     }
 
     public void start() {
-        long periodMs = Math.max(1, Math.round(1000 / requestsPerSecond));
-        timer = vertx.setPeriodic(1000, periodMs, id -> sendOne());
+        long periodMs = Math.max(1, Math.round(1000 / (requestsPerSecond * PEAK_FACTOR)));
+        startedAt = System.nanoTime();
+        timer = vertx.setPeriodic(1000, periodMs, id -> {
+            if (random.nextDouble() < waveShare()) {
+                sendOne();
+            }
+        });
+    }
+
+    /** Share of the peak rate now: 1/4 at the start of a wave, 1 in its middle. */
+    private double waveShare() {
+        double phase = (System.nanoTime() - startedAt) / 1e9 / WAVE_SECONDS * 2 * Math.PI;
+        return 0.25 + 0.75 * (1 - Math.cos(phase)) / 2;
     }
 
     public void stop() {
@@ -127,6 +145,7 @@ public final class DemoTraffic {
     }
 
     private void send(RequestOptions options, JsonObject body) {
+        options.putHeader("x-tenant", TENANTS[random.nextInt(TENANTS.length)]);
         client.request(options)
                 .compose(req -> req.send(body.toBuffer()))
                 .compose(res -> res.body())

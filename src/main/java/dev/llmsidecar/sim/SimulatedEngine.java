@@ -64,6 +64,44 @@ public final class SimulatedEngine {
     private long prefixQueries;
     private long prefixHits;
     private long successTotal;
+    // vLLM's per-request phase histograms (v1/metrics/loggers.py: request_latency_buckets)
+    private static final double[] LATENCY_BUCKETS = {0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0,
+        40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
+    private final PhaseHistogram queueTime = new PhaseHistogram();
+    private final PhaseHistogram prefillTime = new PhaseHistogram();
+    private final PhaseHistogram decodeTime = new PhaseHistogram();
+    private final PhaseHistogram inferenceTime = new PhaseHistogram();
+
+    /** One classic histogram in the exposition, as prometheus_client keeps it (event-loop confined). */
+    private static final class PhaseHistogram {
+        final long[] counts = new long[LATENCY_BUCKETS.length];
+        long count;
+        double sum;
+
+        void observe(double seconds) {
+            for (int i = 0; i < LATENCY_BUCKETS.length; i++) {
+                if (seconds <= LATENCY_BUCKETS[i]) {
+                    counts[i]++;
+                }
+            }
+            count++;
+            sum += seconds;
+        }
+
+        void write(StringBuilder sb, String name, String help, String model) {
+            sb.append("# HELP ").append(name).append(' ').append(help).append('\n')
+                    .append("# TYPE ").append(name).append(" histogram\n");
+            for (int i = 0; i < LATENCY_BUCKETS.length; i++) {
+                sb.append(name).append("_bucket{le=\"").append(LATENCY_BUCKETS[i]).append("\",model_name=\"")
+                        .append(model).append("\"} ").append((double) counts[i]).append('\n');
+            }
+            sb.append(name).append("_bucket{le=\"+Inf\",model_name=\"").append(model).append("\"} ")
+                    .append((double) count).append('\n')
+                    .append(name).append("_count{model_name=\"").append(model).append("\"} ").append((double) count)
+                    .append('\n')
+                    .append(name).append("_sum{model_name=\"").append(model).append("\"} ").append(sum).append('\n');
+        }
+    }
 
     public SimulatedEngine(Vertx vertx, EngineBehaviour behaviour) {
         this.vertx = vertx;
@@ -372,6 +410,13 @@ public final class SimulatedEngine {
             }
             done = true;
             generationTokensTotal += tokensSent;
+            if (slotStart > 0 && firstSent > 0) {
+                // as vLLM: queued until scheduled, prefill until the first token, decode to the last
+                queueTime.observe((slotStart - arrival) / 1e9);
+                prefillTime.observe((firstSent - slotStart) / 1e9);
+                decodeTime.observe((lastSent - firstSent) / 1e9);
+                inferenceTime.observe((lastSent - slotStart) / 1e9);
+            }
             record(false, -1);
             releaseSlot();
         }
@@ -406,11 +451,22 @@ public final class SimulatedEngine {
         counter(sb, "vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.", m,
                 prefixHits);
         counter(sb, "vllm:prompt_tokens", "Number of prefill tokens processed.", m, promptTokensTotal);
+        counter(sb, "vllm:prompt_tokens_cached", "Number of cached prompt tokens (local + external).", m,
+                prefixHits);
         counter(sb, "vllm:generation_tokens", "Number of generation tokens processed.", m, generationTokensTotal);
         // the simulator never preempts (a fixed number of slots, no KV-cache pressure), and says so as vLLM does
         counter(sb, "vllm:num_preemptions", "Cumulative number of preemption from the engine.", m, 0);
         counter(sb, "vllm:request_success", "Count of successfully processed requests.",
                 "{finished_reason=\"length\",model_name=\"" + behaviour.model() + "\"}", successTotal);
+        String model = behaviour.model();
+        queueTime.write(sb, "vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.",
+                model);
+        prefillTime.write(sb, "vllm:request_prefill_time_seconds",
+                "Histogram of time spent in PREFILL phase for request.", model);
+        decodeTime.write(sb, "vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.",
+                model);
+        inferenceTime.write(sb, "vllm:request_inference_time_seconds",
+                "Histogram of time spent in RUNNING phase for request.", model);
         return sb.toString();
     }
 

@@ -165,6 +165,14 @@ class SidecarApplicationTest {
         assertThat(s.sum("llm_sidecar_engine_up")).isEqualTo(1);
         assertThat(s.sum("llm_sidecar_engine_info", "engine", "vllm")).isEqualTo(1);
         assertThat(s.sum("llm_sidecar_engine_requests_waiting")).isZero();
+        // the engine's phase histograms, with vLLM's own bounds (le="0.3" is vLLM's first)
+        assertThat(s.has("llm_sidecar_engine_phase_duration_seconds_bucket", "phase", "queue", "le", "0.3")).isTrue();
+        // and /q/llm says the same
+        io.vertx.core.json.JsonObject live = new io.vertx.core.json.JsonObject(get(liveStats));
+        assertThat(live.getJsonObject("engine").getBoolean("up")).isTrue();
+        assertThat(live.getJsonObject("engine").getString("kind")).isEqualTo("vllm");
+        assertThat(live.getJsonObject("engine").getDouble("requests_waiting")).isZero();
+        assertThat(live.getJsonObject("saturation").getJsonArray("bands")).isNotNull();
     }
 
     @Test

@@ -86,11 +86,13 @@ class EngineExpositionParserTest {
     }
 
     @Test
-    void engineRelevanceFilterKeepsNoHistogramBuckets() {
+    void engineRelevanceFilterKeepsNoHistogramBucketsButThePhasesOnes() {
         Result r = ExpositionParser.parse(EngineSamples.text("vllm.txt"), EngineNormaliser::relevant);
         assertThat(r.rejectedLines()).isZero();
-        assertThat(r.samples()).allMatch(s -> s.name().startsWith("vllm:") && !s.name().endsWith("_bucket"));
-        assertThat(r.samples()).extracting(Sample::name).contains("vllm:time_to_first_token_seconds_count");
+        assertThat(r.samples()).allMatch(s -> s.name().startsWith("vllm:") && (!s.name().endsWith("_bucket")
+                || s.name().matches("vllm:request_(queue|prefill|decode|inference)_time_seconds_bucket")));
+        assertThat(r.samples()).extracting(Sample::name).contains("vllm:time_to_first_token_seconds_count",
+                "vllm:request_queue_time_seconds_bucket");
     }
 
     @Test

@@ -24,15 +24,18 @@ class EngineNormaliserTest {
     @Test
     void sglang() {
         EngineSnapshot s = normaliser.normalise(EngineSamples.samples("sglang.txt"));
-        assertThat(s).isEqualTo(new EngineSnapshot(EngineKind.SGLANG, 5, 17, 0.34375, 0.6875, Double.NaN,
-                Double.NaN));
+        assertThat(new EngineSnapshot(s.kind(), s.requestsWaiting(), s.requestsRunning(), s.kvCacheUsageRatio(),
+                s.prefixCacheHitRatio(), s.prefixCacheHits(), s.prefixCacheQueries())).isEqualTo(new EngineSnapshot(
+                EngineKind.SGLANG, 5, 17, 0.34375, 0.6875, Double.NaN, Double.NaN));
+        assertThat(s.preemptions()).as("retractions").isEqualTo(37);
     }
 
     @Test
     void tgiHasNoKvOrPrefixSignals() {
         EngineSnapshot s = normaliser.normalise(EngineSamples.samples("tgi.txt"));
-        assertThat(s).isEqualTo(new EngineSnapshot(EngineKind.TGI, 6, 24, Double.NaN, Double.NaN, Double.NaN,
-                Double.NaN));
+        assertThat(new EngineSnapshot(s.kind(), s.requestsWaiting(), s.requestsRunning(), s.kvCacheUsageRatio(),
+                s.prefixCacheHitRatio(), s.prefixCacheHits(), s.prefixCacheQueries(), s.preemptions()))
+                .isEqualTo(new EngineSnapshot(EngineKind.TGI, 6, 24, Double.NaN, Double.NaN, Double.NaN, Double.NaN));
     }
 
     @Test

@@ -106,6 +106,7 @@ class OpsEndToEndTest {
         config.put("sidecar.windows.drift-short", "PT6S");
         config.put("sidecar.windows.drift-baseline", "PT30S");
         config.put("sidecar.windows.drift-min-samples", "5");
+        config.put("sidecar.tenants.source", "api-key-hash"); // the tenant panels read real label values
 
         // OTLP on, to a local receiver: spans give the latency histograms trace-id exemplars, and the OTLP
         // self-metrics of the health dashboard have data

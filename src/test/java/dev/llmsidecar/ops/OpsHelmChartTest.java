@@ -138,6 +138,7 @@ class OpsHelmChartTest {
                 "path: /q/health/ready", "path: /q/health/live", "readOnlyRootFilesystem: true", "runAsNonRoot: true",
                 "image: \"" + IMAGE + ":0.1.0\"");
         assertThat(out).doesNotContain("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SDK_DISABLED");
+        startsWithTheRenderedProperties(out);
         // the image's measured JVM flags, nothing added
         assertThat(out).doesNotContain("JAVA_OPTS_APPEND", "-Xmx", "JAVA_MAX_MEM_RATIO");
         assertThat(out.indexOf("- name: llm-sidecar")).isLessThan(out.indexOf("- name: vllm"));
@@ -392,6 +393,11 @@ class OpsHelmChartTest {
                 "terminationGracePeriodSeconds: 90", "command: [\"sleep\", \"5\"]", "value: \"60s\"",
                 "minAvailable: 2", "kind: NetworkPolicy", "kubernetes.io/metadata.name: observability",
                 "- port: 8080", "- port: 9090", "name: shared-llm-sidecar-metrics");
+        assertThat(out).contains("sidecar.tenants.source=header", "sidecar.tenants.header=OpenAI-Project",
+                "sidecar.tenants.allowed=proj-gold,proj-silver",
+                "sidecar.tenants.series=llm_sidecar.requests,llm_sidecar.tokens,gen_ai.server.time_to_first_token",
+                "sidecar.saturation.knee=48");
+        startsWithTheRenderedProperties(out);
         assertThat(out).contains("name: SIDECAR_ENGINE_READINESS_FOLLOWS_ENGINE\n              value: \"false\"");
         assertThat(out).doesNotContain("kind: ServiceMonitor", "kind: PrometheusRule", "- name: vllm", "nvidia.com/gpu",
                 "/dev/shm", "kind: PersistentVolumeClaim", "-dashboards");
@@ -416,5 +422,30 @@ class OpsHelmChartTest {
     void otlpWithoutEndpointFailsToRender() {
         assertThatThrownBy(() -> template().set("otlp.enabled", "true").call())
                 .hasMessageContaining("otlp.enabled=true needs otlp.endpoint");
+    }
+
+    /**
+     * The sidecar.properties a chart renders must start a sidecar: the real config mapping reads them and the
+     * telemetry is built from them (tenant series names, SLO objectives and windows are checked there).
+     */
+    static void startsWithTheRenderedProperties(String rendered) throws Exception {
+        int start = rendered.indexOf("sidecar.properties: |\n");
+        assertThat(start).as("a ConfigMap with sidecar.properties").isNotNegative();
+        java.util.Properties props = new java.util.Properties();
+        StringBuilder block = new StringBuilder();
+        for (String line : rendered.substring(start).split("\n", -1)) {
+            if (line.startsWith("    ")) {
+                block.append(line.strip()).append('\n');
+            } else if (block.length() > 0) {
+                break;
+            }
+        }
+        props.load(new java.io.StringReader(block.toString()));
+        java.util.Map<String, String> config = new java.util.HashMap<>();
+        props.forEach((k, v) -> config.put(k.toString(), v.toString()));
+        String upstream = config.remove("sidecar.upstream.url");
+        var sidecar = dev.llmsidecar.support.TestConfigs.sidecar(upstream, config);
+        new dev.llmsidecar.export.SidecarTelemetry(new io.micrometer.prometheus.PrometheusMeterRegistry(
+                io.micrometer.prometheus.PrometheusConfig.DEFAULT), sidecar, System::nanoTime).close();
     }
 }

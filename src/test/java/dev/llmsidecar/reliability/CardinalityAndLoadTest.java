@@ -44,15 +44,7 @@ class CardinalityAndLoadTest {
                 String modelName = "model-" + i;
                 String model = reporter.metrics().modelLabel(modelName);
                 String sloClass = reporter.policy().sloClass("class-" + i);
-                RequestTimeline.LiveListener live = reporter.started(model, chat, true);
-                long t = System.nanoTime();
-                RequestTimeline timeline = new RequestTimeline(t, true, live);
-                timeline.onUpstreamHeaders(t + 1_000_000);
-                timeline.onDataChunk(t + 2_000_000);
-                timeline.onTokenChunk(t + 3_000_000, false, -1);
-                timeline.onTokenChunk(t + 4_000_000, false, -1);
-                reporter.finished(modelName, model, chat, sloClass,
-                        timeline.finish(t + 5_000_000, i % 10 == 0 ? Outcome.CLIENT_CANCELLED : Outcome.OK, 200));
+                oneStream(reporter, chat, modelName, model, "", sloClass, i % 10 == 0);
                 if (i == 9_999) {
                     seriesAt10k = seriesCount(f.scrape());
                 }
@@ -69,6 +61,39 @@ class CardinalityAndLoadTest {
             assertThat(classes).containsExactlyInAnyOrder("default");
             assertThat(LiveStats.render(f.telemetry).getJsonObject("models").size()).isLessThanOrEqualTo(52);
             assertThat(s.sum("llm_sidecar_requests_total")).isEqualTo(100_000);
+        }
+    }
+
+    /** Every series that can carry a tenant does (the worst case), and 100k distinct tenants arrive. */
+    @Test
+    void hundredThousandDistinctTenantsKeepTheSeriesCapped() {
+        String every = String.join(",", dev.llmsidecar.export.contract.Contract.all().stream()
+                .filter(x -> x.labels().contains(dev.llmsidecar.export.contract.Label.TENANT))
+                .map(dev.llmsidecar.export.contract.Series::name).toList());
+        Map<String, String> config = Map.of("sidecar.tenants.source", "header", "sidecar.tenants.max", "20",
+                "sidecar.tenants.series", every);
+        try (ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(), config)) {
+            RequestReporter reporter = f.telemetry.reporter();
+            LlmOperation chat = new LlmRoutes(new JsonFactory()).match(HttpMethod.POST, "/v1/chat/completions");
+            int seriesAt10k = -1;
+            for (int i = 0; i < 100_000; i++) {
+                String name = "tenant-" + i;
+                String tenant = reporter.tenants().label(h -> h.equals("x-tenant") ? name : null);
+                oneStream(reporter, chat, "sim-llama-8b", "sim-llama-8b", tenant, "default", i % 10 == 0);
+                if (i == 9_999) {
+                    seriesAt10k = seriesCount(f.scrape());
+                }
+            }
+            Scrape s = f.scrape();
+            assertThat(seriesCount(s)).as("no new series between 10k and 100k distinct tenants").isEqualTo(seriesAt10k);
+            Set<String> tenants = new HashSet<>();
+            for (String line : s.text().split("\n")) {
+                collect(line, "tenant=\"", tenants);
+            }
+            assertThat(tenants).hasSize(21).contains("other", "tenant-0", "tenant-19").doesNotContain("tenant-20");
+            assertThat(s.sum("llm_sidecar_requests_total")).isEqualTo(100_000);
+            assertThat(s.sum("llm_sidecar_requests_total", "tenant", "other")).isEqualTo(100_000 - 20);
+            assertThat(s.has("gen_ai_server_time_to_first_token_seconds_count", "tenant", "other")).isTrue();
         }
     }
 
@@ -119,6 +144,20 @@ class CardinalityAndLoadTest {
             assertThat(end.sum("llm_sidecar_requests_in_flight")).isZero();
             ProxyFixture.await(client.close());
         }
+    }
+
+    /** One streamed request with two tokens, reported as the proxy does; cancelled by the client when asked. */
+    static void oneStream(RequestReporter reporter, LlmOperation chat, String modelName, String model, String tenant,
+            String sloClass, boolean cancelled) {
+        var live = reporter.started(model, tenant, chat, true);
+        long t = System.nanoTime();
+        RequestTimeline timeline = new RequestTimeline(t, true, live);
+        timeline.onUpstreamHeaders(t + 1_000_000);
+        timeline.onDataChunk(t + 2_000_000);
+        timeline.onTokenChunk(t + 3_000_000, false, -1);
+        timeline.onTokenChunk(t + 4_000_000, false, -1);
+        reporter.finished(modelName, model, tenant, chat, sloClass, live.loadAtArrival(),
+                timeline.finish(t + 5_000_000, cancelled ? Outcome.CLIENT_CANCELLED : Outcome.OK, 200));
     }
 
     static int seriesCount(Scrape s) {

@@ -31,6 +31,8 @@ public final class Buckets {
         TOKENS,
         /** Queue depth samples. */
         DEPTH,
+        /** Re-exported from the engine with the engine's own bounds. */
+        ENGINE,
         /** Not a histogram. */
         NONE
     }
@@ -100,7 +102,7 @@ public final class Buckets {
             case TOKENS -> tokensOverride.isEmpty() ? tokens() : sorted(tokensOverride);
             case FORWARDING -> FORWARDING;
             case DEPTH -> DEPTH;
-            case NONE -> List.of();
+            case ENGINE, NONE -> List.of();
         };
     }
 

@@ -6,11 +6,13 @@ import static dev.llmsidecar.export.contract.Label.ENGINE;
 import static dev.llmsidecar.export.contract.Label.ERROR_TYPE;
 import static dev.llmsidecar.export.contract.Label.FINISH_REASON;
 import static dev.llmsidecar.export.contract.Label.FORMAT;
+import static dev.llmsidecar.export.contract.Label.LOAD_BAND;
 import static dev.llmsidecar.export.contract.Label.METRIC;
 import static dev.llmsidecar.export.contract.Label.MODEL;
 import static dev.llmsidecar.export.contract.Label.OBJECTIVE;
 import static dev.llmsidecar.export.contract.Label.OPERATION;
 import static dev.llmsidecar.export.contract.Label.OUTCOME;
+import static dev.llmsidecar.export.contract.Label.PHASE;
 import static dev.llmsidecar.export.contract.Label.PEER;
 import static dev.llmsidecar.export.contract.Label.PROVIDER;
 import static dev.llmsidecar.export.contract.Label.REASON;
@@ -22,6 +24,7 @@ import static dev.llmsidecar.export.contract.Label.SLO_CLASS;
 import static dev.llmsidecar.export.contract.Label.SOURCE;
 import static dev.llmsidecar.export.contract.Label.STATUS_CLASS;
 import static dev.llmsidecar.export.contract.Label.STREAMING;
+import static dev.llmsidecar.export.contract.Label.TENANT;
 import static dev.llmsidecar.export.contract.Label.TOKEN_TYPE;
 import static dev.llmsidecar.export.contract.Label.WHEN;
 import static dev.llmsidecar.export.contract.Label.WINDOW;
@@ -54,7 +57,7 @@ public final class Contract {
     public static final Series TTFT = seconds("gen_ai.server.time_to_first_token", Family.FIRST_TOKEN, LIVE, END_OK,
             "Request received to the first token-bearing chunk (content, reasoning or tool call); for a response that "
                     + "does not stream, the whole response (streaming=\"false\")",
-            genai(MODEL, OPERATION, STREAMING));
+            genai(MODEL, OPERATION, STREAMING, TENANT));
     public static final Series TIME_TO_FIRST_CHUNK = seconds("gen_ai.client.operation.time_to_first_chunk",
             Family.FIRST_TOKEN, LIVE, LIVE, "Request received to the first chunk of generated content (streaming only)",
             genai(MODEL, OPERATION, STREAMING));
@@ -65,13 +68,13 @@ public final class Contract {
     public static final Series CHUNK_GAP = seconds("gen_ai.client.operation.time_per_output_chunk", Family.PER_TOKEN,
             LIVE, LIVE, "Gap between successive token-bearing chunks (streaming only)", genai(MODEL, OPERATION, STREAMING));
     public static final Series TPOT = seconds("gen_ai.server.time_per_output_token", Family.PER_TOKEN, END, END_OK,
-            "Per streaming request: (e2e - ttft) / (output_tokens - 1)", genai(MODEL, OPERATION, STREAMING, OUTCOME));
+            "Per streaming request: (e2e - ttft) / (output_tokens - 1)", genai(MODEL, OPERATION, STREAMING, OUTCOME, TENANT));
     public static final Series ITL = seconds("llm_sidecar.inter_token_latency", Family.PER_TOKEN, END, END,
             "Token-weighted inter-token latency: k samples of gap/k for a chunk carrying k tokens (streaming only)",
-            genai(MODEL, OPERATION, STREAMING, OUTCOME));
+            genai(MODEL, OPERATION, STREAMING, OUTCOME, TENANT));
     public static final Series REQUEST_DURATION = seconds("gen_ai.server.request.duration", Family.REQUEST, END, END,
             "Request received to the last token chunk (successful streams) or to the end of the response",
-            genai(MODEL, OPERATION, STREAMING, OUTCOME, ERROR_TYPE));
+            genai(MODEL, OPERATION, STREAMING, OUTCOME, TENANT, ERROR_TYPE));
     public static final Series UPSTREAM_HEADERS = seconds("llm_sidecar.time_to_upstream_headers", Family.FIRST_TOKEN,
             END, END, "Request received to the upstream's response headers (recorded when the request ends)",
             genai(MODEL, OPERATION, STREAMING));
@@ -102,14 +105,14 @@ public final class Contract {
     // ---- LLM requests: tokens and counts ----
 
     public static final Series TOKEN_USAGE = add(new Series("gen_ai.client.token.usage", Kind.HISTOGRAM, "{token}",
-            "Tokens per request by type (input, output)", genai(MODEL, OPERATION, TOKEN_TYPE), Family.TOKENS, END, END));
+            "Tokens per request by type (input, output)", genai(MODEL, OPERATION, TOKEN_TYPE, TENANT), Family.TOKENS, END, END));
     public static final Series TOKENS = counter("llm_sidecar.tokens", "{token}", "Tokens of finished LLM requests by "
             + "type; cache_reporting_input: input tokens of requests that reported cached_tokens (the hit ratio's "
-            + "denominator)", MODEL, OPERATION, TOKEN_TYPE);
+            + "denominator)", MODEL, OPERATION, TOKEN_TYPE, TENANT);
     public static final Series TOKEN_SOURCE = counter("llm_sidecar.output_token_source", "{request}",
             "Finished LLM requests by where their output token count came from", SOURCE);
     public static final Series REQUESTS = counter("llm_sidecar.requests", "{request}", "Finished LLM requests",
-            MODEL, OPERATION, STREAMING, OUTCOME);
+            MODEL, OPERATION, STREAMING, OUTCOME, TENANT);
     public static final Series FINISH_REASONS = counter("llm_sidecar.finish_reasons", "{request}",
             "Finished LLM requests by finish_reason", MODEL, FINISH_REASON);
     public static final Series HTTP_REQUESTS = counter("llm_sidecar.http_requests", "{request}",
@@ -159,13 +162,13 @@ public final class Contract {
 
     public static final Series SLO_REQUESTS = counter("llm_sidecar.slo.requests", "{request}",
             "Finished LLM requests that count toward the SLO (server errors included; client errors, harmless "
-                    + "cancellations and requests no objective applies to not)", MODEL, SLO_CLASS);
+                    + "cancellations and requests no objective applies to not)", MODEL, SLO_CLASS, TENANT);
     public static final Series SLO_GOOD_REQUESTS = counter("llm_sidecar.slo.good_requests", "{request}",
-            "Requests that completed and met every applicable objective", MODEL, SLO_CLASS);
+            "Requests that completed and met every applicable objective", MODEL, SLO_CLASS, TENANT);
     public static final Series SLO_OUTPUT_TOKENS = counter("llm_sidecar.slo.output_tokens", "{token}",
-            "Output tokens of the requests in llm_sidecar.slo.requests", MODEL, SLO_CLASS);
+            "Output tokens of the requests in llm_sidecar.slo.requests", MODEL, SLO_CLASS, TENANT);
     public static final Series SLO_GOOD_OUTPUT_TOKENS = counter("llm_sidecar.slo.good_output_tokens", "{token}",
-            "Output tokens of good requests", MODEL, SLO_CLASS);
+            "Output tokens of good requests", MODEL, SLO_CLASS, TENANT);
     public static final Series SLO_OBJECTIVE_REQUESTS = counter("llm_sidecar.slo.objective_requests", "{request}",
             "Requests an objective applied to", OBJECTIVE, MODEL, SLO_CLASS);
     public static final Series SLO_OBJECTIVE_GOOD_REQUESTS = counter("llm_sidecar.slo.objective_good_requests",
@@ -185,6 +188,20 @@ public final class Contract {
     public static final Series DRIFT = gauge("llm_sidecar.latency_p99_drift_ratio", "1",
             "p99 over the short window / p99 over the baseline window; NaN on thin data", MODEL, METRIC);
 
+    // ---- saturation: latency by the load a request met, and the knee ----
+
+    public static final Series TTFT_BY_LOAD = seconds("llm_sidecar.time_to_first_token_by_load", Family.FIRST_TOKEN,
+            END_OK, END_OK, "Successful streaming requests: TTFT by the LLM requests in flight when the request "
+                    + "arrived (itself included), in fixed load bands", List.of(LOAD_BAND));
+    public static final Series TPOT_BY_LOAD = seconds("llm_sidecar.time_per_output_token_by_load", Family.PER_TOKEN,
+            END_OK, END_OK, "Successful streaming requests: TPOT by the LLM requests in flight when the request "
+                    + "arrived (itself included), in fixed load bands", List.of(LOAD_BAND));
+    public static final Series SATURATION_KNEE = gauge("llm_sidecar.saturation.knee_requests", "{request}",
+            "Requests in flight at which latency starts to rise faster than load: configured, else estimated from "
+                    + "the load bands (NaN until seen)");
+    public static final Series SATURATION_LOAD = gauge("llm_sidecar.saturation.load_ratio", "1",
+            "Requests in flight now / the knee (NaN while the knee is unknown)");
+
     // ---- the engine ----
 
     public static final Series ENGINE_UP = gauge("llm_sidecar.engine.up", "1",
@@ -198,9 +215,22 @@ public final class Contract {
             "Engine KV-cache usage 0..1 (NaN when unknown)");
     public static final Series ENGINE_PREFIX_HIT = gauge("llm_sidecar.engine.prefix_cache_hit_ratio", "1",
             "Engine prefix-cache hit ratio 0..1 over the last scrape interval (NaN when unknown)");
-    public static final Series ENGINE_PREEMPTIONS = add(new Series("llm_sidecar.engine.preemptions", Kind.COUNTER,
-            "{request}", "Requests the engine preempted since it started (vLLM num_preemptions; NaN when unknown)",
-            List.of(), Family.NONE, LIVE, LIVE));
+    public static final Series ENGINE_PREEMPTIONS = engineCounter("llm_sidecar.engine.preemptions", "{request}",
+            "Requests the engine preempted since it started (vLLM preemptions, SGLang retractions; NaN when unknown)");
+    // LIVE: read at collection time like the gauges; no point while the engine's metrics cannot be read
+    public static final Series ENGINE_PHASE = add(new Series("llm_sidecar.engine.phase_duration", Kind.HISTOGRAM, "s",
+            "The engine's own per-request phase durations (queue, prefill, decode, inference), re-exported with the "
+                    + "engine's bucket bounds", List.of(PHASE), Family.ENGINE, LIVE, LIVE));
+    public static final Series ENGINE_PROMPT_TOKENS = engineCounter("llm_sidecar.engine.prompt_tokens", "{token}",
+            "Prompt tokens the engine processed since it started, computed and taken from the prefix cache");
+    public static final Series ENGINE_PROMPT_CACHED = engineCounter("llm_sidecar.engine.prompt_tokens_cached",
+            "{token}", "Prompt tokens the engine took from its prefix cache since it started");
+    public static final Series ENGINE_SPEC_DRAFTS = engineCounter("llm_sidecar.engine.spec_decode_drafts", "{draft}",
+            "Speculative-decoding draft steps since the engine started");
+    public static final Series ENGINE_SPEC_DRAFT_TOKENS = engineCounter("llm_sidecar.engine.spec_decode_draft_tokens",
+            "{token}", "Tokens proposed by the draft model since the engine started");
+    public static final Series ENGINE_SPEC_ACCEPTED = engineCounter("llm_sidecar.engine.spec_decode_accepted_tokens",
+            "{token}", "Draft tokens the target model accepted since the engine started");
     public static final Series ENGINE_SCRAPES = counter("llm_sidecar.engine.scrapes", "{scrape}",
             "Scrapes of the engine's metrics endpoint by result", RESULT);
     public static final Series ENGINE_READY = gauge("llm_sidecar.engine.ready", "1",
@@ -253,6 +283,11 @@ public final class Contract {
 
     private static Series gauge(String name, String unit, String description, Label... labels) {
         return add(new Series(name, Kind.GAUGE, unit, description, List.of(labels), Family.NONE, LIVE, LIVE));
+    }
+
+    /** The engine's own cumulative count, passed through (NaN when the engine does not report it). */
+    private static Series engineCounter(String name, String unit, String description) {
+        return add(new Series(name, Kind.COUNTER, unit, description, List.of(), Family.NONE, LIVE, LIVE));
     }
 
     private static Series promOnly(String name, Kind kind, String unit, String description, Label... labels) {

@@ -28,6 +28,10 @@ public enum Label {
     ENGINE("engine", "llm_sidecar.engine"),
     METRIC("metric", "llm_sidecar.metric"),
     WINDOW("window", "llm_sidecar.window"),
+    /** Who sent the request (sidecar.tenants); exported only on the series sidecar.tenants.series names. */
+    TENANT("tenant", "llm_sidecar.tenant"),
+    LOAD_BAND("load_band", "llm_sidecar.load_band"),
+    PHASE("phase", "llm_sidecar.engine.phase"),
     // OTLP only
     PROVIDER(null, "gen_ai.provider.name"),
     ERROR_TYPE(null, "error.type"),

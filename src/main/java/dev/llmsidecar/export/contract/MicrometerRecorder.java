@@ -8,27 +8,36 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheus.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 import java.util.function.DoubleSupplier;
+import java.util.function.Supplier;
+import org.jboss.logging.Logger;
 
 /**
  * The contract on a Micrometer registry, scraped as Prometheus text: seconds histograms are Timers, other histograms
  * DistributionSummaries (classic buckets at the contract's bounds, no percentiles), counters Counters, gauges Gauges.
  * Meters are registered on first use and then found with one map lookup, so recording on the event loop never goes
- * through the registry's own (locking) registration path.
+ * through the registry's own (locking) registration path. Histograms aggregated elsewhere ({@link #observeHistogram})
+ * are collectors on the Prometheus client registry underneath, with their own bounds.
  */
 public final class MicrometerRecorder implements Recorder {
+
+    private static final Logger LOG = Logger.getLogger(MicrometerRecorder.class);
 
     private final MeterRegistry registry;
     private final Buckets buckets;
     private final BoundKey.Handles bound = new BoundKey.Handles();
     private final BiFunction<Series, Object[], Bound> factory = (s, v) -> create(s, tags(s, v));
     private final List<DoubleSupplier> observed = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final Map<Series, PrometheusHistogramCollector> collectors = new ConcurrentHashMap<>();
 
     public MicrometerRecorder(MeterRegistry registry, Buckets buckets) {
         this.registry = registry;
@@ -85,6 +94,47 @@ public final class MicrometerRecorder implements Recorder {
             }
             g.register(registry);
         }
+    }
+
+    /**
+     * Registered on the Prometheus client registry of a {@link PrometheusMeterRegistry}; on any other registry
+     * (tests with a SimpleMeterRegistry) skipped, since Micrometer has no meter that takes bucket counts.
+     */
+    @Override
+    public void observeHistogram(Series series, Supplier<CumulativeHistogram> value, Object... values) {
+        if (series.kind() != Series.Kind.HISTOGRAM) {
+            throw new IllegalArgumentException(series + " is not a histogram");
+        }
+        List<String> labelValues = labelValues(series, values);
+        if (!(registry instanceof PrometheusMeterRegistry prometheus)) {
+            return;
+        }
+        PrometheusHistogramCollector collector = collectors.computeIfAbsent(series, s -> {
+            PrometheusHistogramCollector c = new PrometheusHistogramCollector(s);
+            try {
+                c.register(prometheus.getPrometheusRegistry());
+            } catch (IllegalArgumentException taken) {
+                // another recorder on the same registry exports it already: a second set of lines would be invalid
+                LOG.warnf("%s is already on this Prometheus registry; not exported twice", s.prometheusName());
+            }
+            return c;
+        });
+        collector.add(labelValues, value);
+    }
+
+    /** The Prometheus label values in the series' label order (Tags are sorted by key). */
+    private static List<String> labelValues(Series s, Object[] values) {
+        List<Label> labels = s.labels();
+        if (values.length != labels.size()) {
+            throw new IllegalArgumentException(s + " has labels " + labels + ", got " + Arrays.toString(values));
+        }
+        List<String> out = new ArrayList<>(labels.size());
+        for (int i = 0; i < labels.size(); i++) {
+            if (!labels.get(i).otelOnly()) {
+                out.add(String.valueOf(values[i]));
+            }
+        }
+        return out;
     }
 
     private static Tags tags(Series s, Object[] values) {

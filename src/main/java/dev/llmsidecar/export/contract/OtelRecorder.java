@@ -13,17 +13,20 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BiFunction;
 import java.util.function.DoubleSupplier;
+import java.util.function.Supplier;
 
 /**
  * The contract on an OpenTelemetry meter, exported over OTLP: histograms with the contract's bounds as advice
  * ({@code OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION=base2_exponential_bucket_histogram} turns them
  * into exponential ones), counters, and observable gauges and counters read at collection time. Attribute sets are
- * built once per label values and then found with one map lookup.
+ * built once per label values and then found with one map lookup. Histograms aggregated elsewhere go through an
+ * {@link OtelHistogramProducer} registered on the same meter provider.
  */
 public final class OtelRecorder implements Recorder {
 
     private final Meter meter;
     private final Buckets buckets;
+    private final OtelHistogramProducer produced;
     private final Map<Series, Object> instruments = new ConcurrentHashMap<>();
     private final Map<Series, List<Observed>> observed = new ConcurrentHashMap<>();
     private final BoundKey.Handles bound = new BoundKey.Handles();
@@ -32,9 +35,19 @@ public final class OtelRecorder implements Recorder {
     private record Observed(Attributes attributes, DoubleSupplier value) {
     }
 
+    /** Without a producer: {@link #observeHistogram} exports nothing (for uses that have no such histogram). */
     public OtelRecorder(Meter meter, Buckets buckets) {
+        this(meter, buckets, null);
+    }
+
+    /**
+     * @param produced where {@link #observeHistogram} series go: the producer registered on the meter provider that
+     *     {@code meter} comes from
+     */
+    public OtelRecorder(Meter meter, Buckets buckets, OtelHistogramProducer produced) {
         this.meter = meter;
         this.buckets = buckets;
+        this.produced = produced;
     }
 
     @Override
@@ -79,6 +92,17 @@ public final class OtelRecorder implements Recorder {
             return entries;
         });
         list.add(new Observed(attributes(series, values), value));
+    }
+
+    @Override
+    public void observeHistogram(Series series, Supplier<CumulativeHistogram> value, Object... values) {
+        if (series.kind() != Series.Kind.HISTOGRAM) {
+            throw new IllegalArgumentException(series + " is not a histogram");
+        }
+        Attributes attributes = attributes(series, values);
+        if (produced != null) {
+            produced.add(series, attributes, value);
+        }
     }
 
     private static void report(List<Observed> entries, ObservableDoubleMeasurement m) {

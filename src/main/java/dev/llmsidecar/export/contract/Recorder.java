@@ -1,6 +1,7 @@
 package dev.llmsidecar.export.contract;
 
 import java.util.function.DoubleSupplier;
+import java.util.function.Supplier;
 
 /** One backend's side of the contract: Micrometer (Prometheus) or the OpenTelemetry SDK (OTLP). */
 public interface Recorder {
@@ -28,4 +29,11 @@ public interface Recorder {
      * time.
      */
     void observe(Series series, DoubleSupplier value, Object... values);
+
+    /**
+     * A histogram aggregated elsewhere (the engine's own), exported with its own bucket bounds: {@code value} is read at
+     * collection time and gives the cumulative state then, or null for none (no point is exported: a histogram that
+     * cannot be read must not look live). Values as for {@link #bind}.
+     */
+    void observeHistogram(Series series, Supplier<CumulativeHistogram> value, Object... values);
 }

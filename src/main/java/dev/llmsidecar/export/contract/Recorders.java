@@ -3,7 +3,11 @@ package dev.llmsidecar.export.contract;
 import dev.llmsidecar.export.contract.Recorder.Bound;
 import dev.llmsidecar.export.contract.Series.When;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
 import java.util.function.DoubleSupplier;
 
 /**
@@ -11,13 +15,72 @@ import java.util.function.DoubleSupplier;
  * says so: a value recorded as it happens goes to the backends that record the series {@link When#LIVE}; one recorded
  * when the request ends to those that record it at the end, for every request or, {@link When#END_OK}, successful
  * ones only. What is recorded where is decided by the declarations in {@link Contract}, not by the caller.
+ *
+ * <p>The {@link Label#TENANT} label is declared on the series that may carry it and exported only on those chosen
+ * ({@code sidecar.tenants.series}): callers always pass a tenant value, and on every other series it is dropped here,
+ * so each backend sees a series with one fixed label set.
  */
 public final class Recorders {
 
     private final List<Recorder> recorders;
+    /** Series declared with a tenant that do not export it: the series as exported, without the label. */
+    private final Map<Series, Series> withoutTenant = new IdentityHashMap<>();
 
+    /** Without a tenant label on any series. */
     public Recorders(List<Recorder> recorders) {
+        this(recorders, List.of());
+    }
+
+    /**
+     * @param tenantSeries names (OpenTelemetry form) of the series that export the tenant label; each must be
+     *     declared with it
+     */
+    public Recorders(List<Recorder> recorders, Collection<String> tenantSeries) {
         this.recorders = List.copyOf(recorders);
+        TreeSet<String> unknown = new TreeSet<>(tenantSeries);
+        TreeSet<String> allowed = new TreeSet<>();
+        for (Series s : Contract.all()) {
+            int tenant = s.labels().indexOf(Label.TENANT);
+            if (tenant < 0) {
+                continue;
+            }
+            allowed.add(s.name());
+            if (!unknown.remove(s.name())) {
+                List<Label> labels = new ArrayList<>(s.labels());
+                labels.remove(tenant);
+                withoutTenant.put(s, new Series(s.name(), s.kind(), s.unit(), s.description(), labels, s.buckets(),
+                        s.prometheus(), s.otlp()));
+            }
+        }
+        if (!unknown.isEmpty()) {
+            throw new IllegalArgumentException("sidecar.tenants.series: " + unknown + " cannot carry a tenant label; "
+                    + "these can: " + allowed);
+        }
+    }
+
+    /** Whether {@code series} exports its tenant label (false also when it has none). */
+    public boolean exportsTenant(Series series) {
+        return series.labels().contains(Label.TENANT) && !withoutTenant.containsKey(series);
+    }
+
+    private Bound bindOn(Recorder r, Series series, Object[] values) {
+        Series exported = withoutTenant.get(series);
+        if (exported == null) {
+            return r.bind(series, values);
+        }
+        return r.bind(exported, dropTenant(series, values));
+    }
+
+    private static Object[] dropTenant(Series series, Object[] values) {
+        int tenant = series.labels().indexOf(Label.TENANT);
+        if (values.length != series.labels().size()) {
+            throw new IllegalArgumentException(series + " has labels " + series.labels() + ", got " + values.length
+                    + " values");
+        }
+        Object[] kept = new Object[values.length - 1];
+        System.arraycopy(values, 0, kept, 0, tenant);
+        System.arraycopy(values, tenant + 1, kept, tenant, values.length - tenant - 1);
+        return kept;
     }
 
     public static Recorders of(Recorder... recorders) {
@@ -39,7 +102,7 @@ public final class Recorders {
         List<Bound> targets = new ArrayList<>(recorders.size());
         for (Recorder r : recorders) {
             if (series.when(r.backend()) == When.LIVE) {
-                targets.add(r.bind(series, values));
+                targets.add(bindOn(r, series, values));
             }
         }
         return combine(targets);
@@ -50,7 +113,7 @@ public final class Recorders {
         for (Recorder r : recorders) {
             When when = series.when(r.backend());
             if (when == When.END || (when == When.END_OK && ok)) {
-                r.bind(series, values).record(value);
+                bindOn(r, series, values).record(value);
             }
         }
     }
@@ -61,7 +124,7 @@ public final class Recorders {
         for (Recorder r : recorders) {
             When when = series.when(r.backend());
             if (when == When.END || (when == When.END_OK && ok)) {
-                targets.add(r.bind(series, values));
+                targets.add(bindOn(r, series, values));
             }
         }
         return combine(targets);
@@ -71,7 +134,7 @@ public final class Recorders {
     public void count(Series series, double value, Object... values) {
         for (Recorder r : recorders) {
             if (series.on(r.backend())) {
-                r.bind(series, values).record(value);
+                bindOn(r, series, values).record(value);
             }
         }
     }
@@ -81,7 +144,7 @@ public final class Recorders {
         List<Bound> targets = new ArrayList<>(recorders.size());
         for (Recorder r : recorders) {
             if (series.on(r.backend())) {
-                targets.add(r.bind(series, values));
+                targets.add(bindOn(r, series, values));
             }
         }
         return combine(targets);
@@ -100,6 +163,16 @@ public final class Recorders {
         for (Recorder r : recorders) {
             if (series.on(r.backend())) {
                 r.observe(series, value, values);
+            }
+        }
+    }
+
+    /** A histogram someone else aggregates (the engine's own phases), read at collection time, on every backend. */
+    public void observeHistogram(Series series, java.util.function.Supplier<CumulativeHistogram> value,
+            Object... values) {
+        for (Recorder r : recorders) {
+            if (series.on(r.backend())) {
+                r.observeHistogram(series, value, values);
             }
         }
     }

@@ -1,5 +1,6 @@
 package dev.llmsidecar.export.otel;
 
+import dev.llmsidecar.export.contract.OtelHistogramProducer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.exporter.otlp.internal.OtlpSpanExporterProvider;
@@ -20,23 +21,29 @@ import org.jboss.logging.Logger;
  * {@code otel.sdk.disabled=false}: a sidecar must not retry a collector that nobody runs.
  *
  * <p>Spans go through a {@link BoundedSpanProcessor} (drops counted on the Prometheus side); metric exports are
- * counted by {@link CountingMetricExporter}. A configuration the SDK rejects disables OTLP with one error line,
- * never the proxy.
+ * counted by {@link CountingMetricExporter}. Histograms aggregated elsewhere (the engine's own) are exported through
+ * {@link #producedHistograms()}, registered on the meter provider as it is built. A configuration the SDK rejects
+ * disables OTLP with one error line, never the proxy.
  */
 public final class OtelPipeline implements AutoCloseable {
 
     private static final Logger LOG = Logger.getLogger(OtelPipeline.class);
 
+    /** The instrumentation scope of the sidecar's metrics. */
+    public static final String METER_NAME = "dev.llmsidecar";
+
     private final OpenTelemetrySdk sdk;
     private final boolean enabled;
+    private final OtelHistogramProducer produced;
 
-    private OtelPipeline(OpenTelemetrySdk sdk, boolean enabled) {
+    private OtelPipeline(OpenTelemetrySdk sdk, boolean enabled, OtelHistogramProducer produced) {
         this.sdk = sdk;
         this.enabled = enabled;
+        this.produced = produced;
     }
 
     public static OtelPipeline disabled() {
-        return new OtelPipeline(null, false);
+        return new OtelPipeline(null, false, new OtelHistogramProducer(METER_NAME));
     }
 
     /**
@@ -56,6 +63,8 @@ public final class OtelPipeline implements AutoCloseable {
         java.util.function.Supplier<OtlpExportStats> exportStats =
                 () -> stats[0] != null ? stats[0] : (stats[0] = new OtlpExportStats(registry));
         java.util.List<BoundedSpanProcessor> processors = new java.util.ArrayList<>();
+        // a producer can only be registered while the meter provider is built; series are added to it later
+        OtelHistogramProducer produced = new OtelHistogramProducer(METER_NAME);
         try {
             AutoConfiguredOpenTelemetrySdk auto = AutoConfiguredOpenTelemetrySdk.builder()
                     .addPropertiesSupplier(() -> defaults)
@@ -76,6 +85,7 @@ public final class OtelPipeline implements AutoCloseable {
                             withSpanExport(builder, config, tracesExporter[0], exportStats.get(), processors))
                     .addMetricExporterCustomizer((exporter, config) ->
                             new CountingMetricExporter(exporter, exportStats.get()))
+                    .addMeterProviderCustomizer((builder, config) -> builder.registerMetricProducer(produced))
                     .disableShutdownHook()
                     .build();
             if (!enabled[0]) {
@@ -83,7 +93,7 @@ public final class OtelPipeline implements AutoCloseable {
             }
             LOG.infof("OpenTelemetry on: traces exporter %s, metrics exporter %s", tracesExporter[0],
                     metricsExporter[0]);
-            return new OtelPipeline(auto.getOpenTelemetrySdk(), true);
+            return new OtelPipeline(auto.getOpenTelemetrySdk(), true, produced);
         } catch (RuntimeException e) {
             LOG.errorf("OpenTelemetry configuration rejected, OTLP export is off: %s", e.getMessage());
             processors.forEach(BoundedSpanProcessor::shutdown);
@@ -129,6 +139,14 @@ public final class OtelPipeline implements AutoCloseable {
     /** The SDK, or the no-op API when disabled. */
     public OpenTelemetry openTelemetry() {
         return sdk != null ? sdk : OpenTelemetry.noop();
+    }
+
+    /**
+     * Where histograms aggregated elsewhere go (see {@code OtelRecorder(Meter, Buckets, OtelHistogramProducer)}):
+     * registered on this pipeline's meter provider; when OTLP is off, a producer nobody reads.
+     */
+    public OtelHistogramProducer producedHistograms() {
+        return produced;
     }
 
     /** Exports what is pending (bounded by the export timeouts). */

@@ -23,11 +23,13 @@ import io.micrometer.prometheus.PrometheusMeterRegistry;
 import io.opentelemetry.sdk.metrics.SdkMeterProvider;
 import io.opentelemetry.sdk.metrics.data.MetricData;
 import io.opentelemetry.sdk.metrics.data.PointData;
+import io.prometheus.client.Collector;
 import io.vertx.core.Vertx;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -78,10 +80,15 @@ class MetricsContractParityTest {
     void bothBackendsExportTheDeclaredSeriesWithTheDeclaredLabels() throws Exception {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         CollectingMetricReader collector = new CollectingMetricReader();
-        SdkMeterProvider provider = SdkMeterProvider.builder().registerMetricReader(collector).build();
+        OtelHistogramProducer produced = new OtelHistogramProducer("parity");
+        SdkMeterProvider provider = SdkMeterProvider.builder().registerMetricReader(collector)
+                .registerMetricProducer(produced).build();
         Buckets buckets = new Buckets(Buckets.Preset.DEFAULT, List.of(), List.of(), List.of(0.3));
-        Recorders recorders = Recorders.of(new MicrometerRecorder(registry, buckets),
-                new OtelRecorder(provider.get("parity"), buckets));
+        // every series that can carry a tenant does: the declared labels are then all exported
+        List<String> tenantSeries = Contract.all().stream().filter(x -> x.labels().contains(Label.TENANT))
+                .map(Series::name).toList();
+        Recorders recorders = new Recorders(List.of(new MicrometerRecorder(registry, buckets),
+                new OtelRecorder(provider.get("parity"), buckets, produced)), tenantSeries);
         var config = TestConfigs.sidecar("http://127.0.0.1:1", Map.of(
                 "sidecar.slo.objectives.interactive.ttft", "PT0.3S",
                 "sidecar.windows.durations", "PT1M,PT5M", "sidecar.windows.drift-short", "PT1M",
@@ -91,13 +98,28 @@ class MetricsContractParityTest {
                 new LlmMetrics.Upstream("openai", "127.0.0.1", 8000));
         SloMetrics slo = new SloMetrics(recorders, policy.objectives());
         LiveWindows windows = new LiveWindows(recorders, config.windows(), System::nanoTime);
+        dev.llmsidecar.export.SaturationMetrics saturation = new dev.llmsidecar.export.SaturationMetrics(recorders,
+                config.saturation(), metrics::inFlight, System::nanoTime);
         Vertx vertx = Vertx.vertx();
         try {
-            // the engine's series: a scrape of a vLLM exposition, a health probe
+            // the engine's series: a scrape of a vLLM exposition (gauges, counters, a phase histogram), a health probe
+            String exposition = """
+                    vllm:num_requests_running{model_name="m"} 1
+                    vllm:num_requests_waiting{model_name="m"} 0
+                    vllm:kv_cache_usage_perc{model_name="m"} 0.5
+                    vllm:num_preemptions_total{model_name="m"} 2
+                    vllm:prompt_tokens_total{model_name="m"} 100
+                    vllm:prompt_tokens_cached_total{model_name="m"} 60
+                    vllm:spec_decode_num_drafts_total{model_name="m"} 10
+                    vllm:spec_decode_num_draft_tokens_total{model_name="m"} 30
+                    vllm:spec_decode_num_accepted_tokens_total{model_name="m"} 20
+                    vllm:request_queue_time_seconds_bucket{le="0.3",model_name="m"} 1.0
+                    vllm:request_queue_time_seconds_bucket{le="+Inf",model_name="m"} 2.0
+                    vllm:request_queue_time_seconds_count{model_name="m"} 2.0
+                    vllm:request_queue_time_seconds_sum{model_name="m"} 0.9
+                    """;
             var server = vertx.createHttpServer().requestHandler(r -> r.response().end(r.path().equals("/metrics")
-                    ? "vllm:num_requests_running{model_name=\"m\"} 1\nvllm:num_requests_waiting{model_name=\"m\"} 0\n"
-                            + "vllm:kv_cache_usage_perc{model_name=\"m\"} 0.5\nvllm:num_preemptions_total{model_name=\"m\"} 2\n"
-                    : "ok"));
+                    ? exposition : "ok"));
             int port = server.listen(0, "127.0.0.1").toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS)
                     .actualPort();
             EngineMetricsScraper scraper = new EngineMetricsScraper(vertx, recorders,
@@ -111,19 +133,20 @@ class MetricsContractParityTest {
             // traffic: every kind of request
             for (RequestResult r : List.of(stream(Outcome.OK, 200, true), stream(Outcome.UPSTREAM_ERROR, 500, false),
                     stream(Outcome.CLIENT_CANCELLED, 200, false), whole(true))) {
-                RequestTimeline.LiveListener live = metrics.requestStarted("m", "chat", null, r.streaming());
+                var live = metrics.requestStarted("m", "t", "chat", null, r.streaming());
                 live.onFirstChunk(10 * MS);
                 live.onFirstToken(100 * MS);
                 live.onFirstReasoningToken(100 * MS);
                 live.onFirstAnswerToken(150 * MS);
                 live.onChunkGap(50 * MS);
                 live.onEnd();
-                metrics.requestFinished("m", "chat", null, "openai_chat", r);
+                metrics.requestFinished("m", "t", "chat", null, "openai_chat", r);
+                saturation.record(live.loadAtArrival(), r);
                 var verdict = SloEvaluator.evaluate(r, policy.applicable("m", "default"));
-                slo.record("m", "default", r.outputTokens(), verdict);
+                slo.record("m", "default", "t", r.outputTokens(), verdict);
                 windows.record("m", r);
             }
-            slo.record("m", "default", 1, SloEvaluator.evaluate(stream(Outcome.OK, 200, false), List.of()));
+            slo.record("m", "default", "t", 1, SloEvaluator.evaluate(stream(Outcome.OK, 200, false), List.of()));
             metrics.chunkWritten(MS);
             metrics.sampleQueueDepth();
             metrics.httpRequest("llm", "2xx");
@@ -188,7 +211,8 @@ class MetricsContractParityTest {
                     && !withSpanQueue.contains(s)).forEach(s -> missing.add(s.name()));
             assertThat(missing).isEmpty();
             assertThat(otlp).containsKeys(Contract.TTFT.name(), Contract.ENGINE_PREEMPTIONS.name(),
-                    Contract.SLO_EXCLUDED.name(), Contract.WINDOW_P99.name(), Contract.USAGE_SKIPPED.name());
+                    Contract.SLO_EXCLUDED.name(), Contract.WINDOW_P99.name(), Contract.USAGE_SKIPPED.name(),
+                    Contract.ENGINE_PHASE.name(), Contract.ENGINE_SPEC_ACCEPTED.name());
             scraper.stop();
             health.stop();
         } finally {
@@ -197,9 +221,25 @@ class MetricsContractParityTest {
         }
     }
 
-    /** Contract name (dotted) -> tag keys, of every llm_sidecar / gen_ai meter. */
+    /**
+     * Contract name (dotted) -> tag keys, of every llm_sidecar / gen_ai meter, and of the histograms that are
+     * collectors on the Prometheus registry underneath rather than meters (their label names, {@code le} aside).
+     */
     static Map<String, Set<String>> prometheusSeries(PrometheusMeterRegistry registry) {
         Map<String, Set<String>> series = new TreeMap<>();
+        Map<String, Series> byPrometheusName = Contract.all().stream().collect(Collectors.toMap(Series::prometheusName,
+                Function.identity()));
+        Set<String> meterNames = new TreeSet<>();
+        registry.getMeters().forEach(m -> meterNames.add(m.getId().getName()));
+        for (var family : Collections.list(registry.getPrometheusRegistry().metricFamilySamples())) {
+            Series s = byPrometheusName.get(family.name);
+            if (s != null && !meterNames.contains(s.name()) && family.type == Collector.Type.HISTOGRAM) {
+                Set<String> keys = new TreeSet<>();
+                family.samples.forEach(sample -> keys.addAll(sample.labelNames));
+                keys.remove("le");
+                series.put(s.name(), keys);
+            }
+        }
         for (Meter m : registry.getMeters()) {
             String name = m.getId().getName();
             if (!name.startsWith("llm_sidecar") && !name.startsWith("gen_ai")) {

@@ -44,7 +44,30 @@ class SeriesBudgetTest {
         }
     }
 
+    /**
+     * The tenant budget docs/metrics.md states: the lines one tenant adds per model, the same worst case, with the
+     * default tenant series and with every series that can carry a tenant (the latency histograms too).
+     */
+    @Test
+    void theDocumentedBudgetPerTenantIsTheMeasuredWorstCase() throws Exception {
+        String docs = Files.readString(Path.of("docs/metrics.md"));
+        List<String> every = Contract.all().stream().filter(s -> s.labels().contains(Label.TENANT))
+                .map(Series::name).toList();
+        List<String> defaults = TestConfigs.sidecar("http://127.0.0.1:1", Map.of()).tenants().series();
+        for (var row : Map.of("default", defaults, "every", every).entrySet()) {
+            long lines = linesPerModel(Buckets.Preset.DEFAULT, row.getValue());
+            Matcher m = Pattern.compile("\\| " + row.getKey() + " tenant series[^|]*\\| (\\d+) \\|").matcher(docs);
+            assertThat(m.find()).as("docs/metrics.md has a row | " + row.getKey() + " tenant series | N |").isTrue();
+            assertThat(Long.parseLong(m.group(1))).as(row.getKey() + ": documented vs measured").isEqualTo(lines);
+        }
+    }
+
     static long linesPerModel(Buckets.Preset preset) {
+        return linesPerModel(preset, List.of());
+    }
+
+    /** With {@code tenantSeries} empty, the lines of model m; else the lines of model m and tenant "a". */
+    static long linesPerModel(Buckets.Preset preset, List<String> tenantSeries) {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         var config = TestConfigs.sidecar("http://127.0.0.1:1", Map.of(
                 // thresholds that already are default bounds: the count is the preset's
@@ -53,7 +76,7 @@ class SeriesBudgetTest {
                 "sidecar.slo.objectives.interactive.itl", "PT0.1S"));
         SloPolicy policy = new SloPolicy(config.slo());
         Buckets buckets = new Buckets(preset, List.of(), List.of(), policy.thresholdsSeconds());
-        Recorders recorders = Recorders.of(new MicrometerRecorder(registry, buckets));
+        Recorders recorders = new Recorders(List.of(new MicrometerRecorder(registry, buckets)), tenantSeries);
         LlmMetrics metrics = new LlmMetrics(recorders, config.metrics(), LlmMetrics.Upstream.NONE);
         SloMetrics slo = new SloMetrics(recorders, policy.objectives());
         LiveWindows windows = new LiveWindows(recorders, config.windows(), System::nanoTime);
@@ -67,7 +90,7 @@ class SeriesBudgetTest {
                     for (long cached : new long[] {60, 0, -1}) {
                         for (boolean slow : new boolean[] {false, true}) {
                             RequestTimeline t = new RequestTimeline(0, streaming,
-                                    metrics.requestStarted("m", "chat", null, streaming));
+                                    metrics.requestStarted("m", "a", "chat", null, streaming));
                             long gap = slow ? 2000 * MS : 20 * MS;
                             t.onUpstreamHeaders(5 * MS);
                             t.onDataChunk(10 * MS);
@@ -78,8 +101,8 @@ class SeriesBudgetTest {
                             t.onFinishReason(finishReasons.get(n % finishReasons.size()));
                             t.onServerTimings(new ServerTimings(MS, MS, 50 * MS, 40 * MS));
                             RequestResult r = t.finish((slow ? 40_000 : 200) * MS, outcome, status);
-                            metrics.requestFinished("m", "chat", null, "openai_chat", r);
-                            slo.record("m", "default", r.outputTokens(), SloEvaluator.evaluate(r,
+                            metrics.requestFinished("m", "a", "chat", null, "openai_chat", r);
+                            slo.record("m", "default", "a", r.outputTokens(), SloEvaluator.evaluate(r,
                                     policy.applicable("m", "default"), policy.badClientStatuses()));
                             windows.record("m", r);
                             n++;
@@ -88,6 +111,7 @@ class SeriesBudgetTest {
                 }
             }
         }
-        return registry.scrape().lines().filter(l -> !l.startsWith("#") && l.contains("model=\"m\"")).count();
+        return registry.scrape().lines().filter(l -> !l.startsWith("#") && l.contains("model=\"m\"")
+                && (tenantSeries.isEmpty() || l.contains("tenant=\"a\""))).count();
     }
 }

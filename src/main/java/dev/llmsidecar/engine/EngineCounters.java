@@ -1,0 +1,23 @@
+package dev.llmsidecar.engine;
+
+/**
+ * The engine's own cumulative counts since it started, summed over its label sets and passed through as it reports
+ * them (an engine restart starts them from 0 again); {@link Double#NaN} where the engine does not report one.
+ *
+ * @param promptTokens        prompt tokens processed: computed and taken from the prefix cache
+ * @param promptTokensCached  prompt tokens taken from the prefix cache
+ * @param specDrafts          speculative-decoding draft steps (verification passes)
+ * @param specDraftTokens     tokens the draft proposed
+ * @param specAcceptedTokens  draft tokens the target model accepted
+ */
+public record EngineCounters(double promptTokens, double promptTokensCached, double specDrafts,
+        double specDraftTokens, double specAcceptedTokens) {
+
+    private static final EngineCounters NONE = new EngineCounters(Double.NaN, Double.NaN, Double.NaN, Double.NaN,
+            Double.NaN);
+
+    /** None reported. */
+    public static EngineCounters none() {
+        return NONE;
+    }
+}

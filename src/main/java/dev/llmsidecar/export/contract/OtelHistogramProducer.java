@@ -1,0 +1,139 @@
+package dev.llmsidecar.export.contract;
+
+import io.opentelemetry.api.common.Attributes;
+import io.opentelemetry.sdk.common.Clock;
+import io.opentelemetry.sdk.common.InstrumentationScopeInfo;
+import io.opentelemetry.sdk.metrics.data.AggregationTemporality;
+import io.opentelemetry.sdk.metrics.data.Data;
+import io.opentelemetry.sdk.metrics.data.HistogramData;
+import io.opentelemetry.sdk.metrics.data.HistogramPointData;
+import io.opentelemetry.sdk.metrics.data.MetricData;
+import io.opentelemetry.sdk.metrics.data.MetricDataType;
+import io.opentelemetry.sdk.metrics.export.MetricProducer;
+import io.opentelemetry.sdk.resources.Resource;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Supplier;
+
+/**
+ * Histograms aggregated outside the OpenTelemetry SDK (the engine's own), handed to the SDK at each collection as
+ * cumulative explicit-bucket points with their own bounds: the SDK's instruments cannot take bucket counts. It must
+ * be registered on the SdkMeterProvider when that is built ({@code registerMetricProducer}); {@link OtelRecorder}
+ * adds the series to it later.
+ *
+ * <p>A point's start time is when this producer first saw the series, or saw it start again: a lower count or other
+ * bounds than at the last collection mean the engine restarted, so the cumulative sequence starts anew there. While
+ * the supplier gives null (the engine is down) the series has no point.
+ */
+public final class OtelHistogramProducer implements MetricProducer {
+
+    private final InstrumentationScopeInfo scope;
+    private final Clock clock;
+    private final List<Entry> entries = new CopyOnWriteArrayList<>();
+
+    /** @param scopeName the instrumentation scope of the points (the sidecar's meter name) */
+    public OtelHistogramProducer(String scopeName) {
+        this(scopeName, Clock.getDefault());
+    }
+
+    public OtelHistogramProducer(String scopeName, Clock clock) {
+        this.scope = InstrumentationScopeInfo.create(scopeName);
+        this.clock = Objects.requireNonNull(clock);
+    }
+
+    void add(Series series, Attributes attributes, Supplier<CumulativeHistogram> value) {
+        if (series.kind() != Series.Kind.HISTOGRAM) {
+            throw new IllegalArgumentException(series + " is not a histogram");
+        }
+        entries.add(new Entry(series, attributes, value));
+    }
+
+    @Override
+    public Collection<MetricData> produce(Resource resource) {
+        long now = clock.now();
+        Map<Series, List<HistogramPointData>> points = new LinkedHashMap<>();
+        for (Entry e : entries) {
+            HistogramPointData p = e.point(now);
+            if (p != null) {
+                points.computeIfAbsent(e.series, s -> new ArrayList<>()).add(p);
+            }
+        }
+        List<MetricData> out = new ArrayList<>(points.size());
+        points.forEach((series, list) -> out.add(new Histogram(resource, scope, series,
+                HistogramData.create(AggregationTemporality.CUMULATIVE, list))));
+        return out;
+    }
+
+    /** One label set: its supplier, and what the last collection saw (for the start time). */
+    private static final class Entry {
+        final Series series;
+        final Attributes attributes;
+        final Supplier<CumulativeHistogram> value;
+        // guarded by this: a reader's collections may run on several threads
+        private long startEpochNanos;
+        private CumulativeHistogram last;
+
+        Entry(Series series, Attributes attributes, Supplier<CumulativeHistogram> value) {
+            this.series = series;
+            this.attributes = attributes;
+            this.value = value;
+        }
+
+        synchronized HistogramPointData point(long now) {
+            CumulativeHistogram h = value.get();
+            if (h == null) {
+                return null; // the last one seen is kept: a restart is still told apart when values come back
+            }
+            if (last == null || h.count() < last.count() || !h.bounds().equals(last.bounds())) {
+                startEpochNanos = now;
+            }
+            last = h;
+            return HistogramPointData.create(startEpochNanos, now, attributes, h.sum(), false, 0, false, 0,
+                    h.bounds(), h.bucketCounts());
+        }
+    }
+
+    private record Histogram(Resource resource, InstrumentationScopeInfo scope, Series series, HistogramData data)
+            implements MetricData {
+
+        @Override
+        public Resource getResource() {
+            return resource;
+        }
+
+        @Override
+        public InstrumentationScopeInfo getInstrumentationScopeInfo() {
+            return scope;
+        }
+
+        @Override
+        public String getName() {
+            return series.name();
+        }
+
+        @Override
+        public String getDescription() {
+            return series.description();
+        }
+
+        @Override
+        public String getUnit() {
+            return series.unit();
+        }
+
+        @Override
+        public MetricDataType getType() {
+            return MetricDataType.HISTOGRAM;
+        }
+
+        @Override
+        public Data<?> getData() {
+            return data;
+        }
+    }
+}
