@@ -227,10 +227,20 @@ public interface SidecarConfig {
         @WithDefault("x-tenant")
         String header();
 
-        /** Only these tenants get their own label value; any other is "other". Unset: the first {@link #max()}. */
+        /**
+         * With source=api-key-hash: hash keys with HMAC-SHA256 under this secret instead of plain SHA-256, so a label
+         * cannot be matched against guessed keys (set it where keys are short or shared; the same on every pod keeps
+         * tenants equal across pods). Unset: SHA-256.
+         */
+        Optional<String> keyHashSecret();
+
+        /**
+         * Only these tenants get their own label value; any other is "other". Unset: the first {@link #max()} whose
+         * requests the engine answered with a 2xx.
+         */
         Optional<List<String>> allowed();
 
-        /** Distinct tenant label values kept when there is no allowlist; later ones are "other". */
+        /** Distinct tenant label values kept when there is no allowlist; later tenants are "other". */
         @WithDefault("20")
         int max();
 
@@ -255,6 +265,13 @@ public interface SidecarConfig {
         /** Requests a load band needs in the window before it takes part in the estimate. */
         @WithDefault("20")
         int minSamples();
+
+        /**
+         * How long an estimated knee is kept after the window last showed it, so a pod that runs just below its knee
+         * still has one; a window that shows flat latency past it drops it sooner.
+         */
+        @WithDefault("PT24H")
+        Duration hold();
     }
 
     /** Scraping the inference server's own Prometheus endpoint (the neighbour in the pod). */

@@ -16,6 +16,17 @@ public record EngineCounters(double promptTokens, double promptTokensCached, dou
     private static final EngineCounters NONE = new EngineCounters(Double.NaN, Double.NaN, Double.NaN, Double.NaN,
             Double.NaN);
 
+    /** These counts, and {@code earlier}'s where this one has none (NaN). */
+    public EngineCounters orElse(EngineCounters earlier) {
+        return new EngineCounters(or(promptTokens, earlier.promptTokens), or(promptTokensCached,
+                earlier.promptTokensCached), or(specDrafts, earlier.specDrafts), or(specDraftTokens,
+                earlier.specDraftTokens), or(specAcceptedTokens, earlier.specAcceptedTokens));
+    }
+
+    private static double or(double value, double earlier) {
+        return Double.isNaN(value) ? earlier : value;
+    }
+
     /** None reported. */
     public static EngineCounters none() {
         return NONE;

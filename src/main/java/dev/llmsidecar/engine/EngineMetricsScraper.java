@@ -47,8 +47,25 @@ public final class EngineMetricsScraper {
     // switches to it whenever it is named (we would parse it, but it adds _created series per counter).
     private static final String ACCEPT = "text/plain;version=0.0.4, */*;q=0.1";
 
-    /** What gauges read. Replaced as a whole so a reader never sees up=1 with another scrape's values. */
-    private record State(boolean up, EngineSnapshot snapshot, EngineKind infoKind) {
+    /**
+     * What gauges read. Replaced as a whole so a reader never sees up=1 with another scrape's values. The engine's
+     * cumulative counters are held at their last value while it cannot be read: a NaN between two values would hide
+     * a restart's reset from Prometheus' rate() (1000, NaN, 5 reads as an increase of -995), while a held value then
+     * a lower one is the reset it is.
+     */
+    private record State(boolean up, EngineSnapshot snapshot, EngineKind infoKind, EngineCounters counters,
+            double preemptions) {
+
+        /** Down: nothing live, the counters as last seen. */
+        State down(EngineKind kind) {
+            return new State(false, EngineSnapshot.unknown(), kind, counters, preemptions);
+        }
+
+        /** A good scrape: its values, and for a counter it does not report, the last one seen. */
+        State up(EngineSnapshot s) {
+            return new State(true, s, s.kind(), s.counters().orElse(counters),
+                    Double.isNaN(s.preemptions()) ? preemptions : s.preemptions());
+        }
     }
 
     /** One scrape in flight: its deadline timer and the body codec to abandon if it is late. */
@@ -75,7 +92,8 @@ public final class EngineMetricsScraper {
     private final Bound errorScrapes;
     private final Bound unparseableScrapes;
 
-    private volatile State state = new State(false, EngineSnapshot.unknown(), null);
+    private volatile State state = new State(false, EngineSnapshot.unknown(), null, EngineCounters.none(),
+            Double.NaN);
 
     // confined to `context`
     private final EngineNormaliser normaliser = new EngineNormaliser();
@@ -112,12 +130,12 @@ public final class EngineMetricsScraper {
         gauge(Contract.ENGINE_KV, s -> s.snapshot().kvCacheUsageRatio());
         gauge(Contract.ENGINE_PREFIX_HIT, s -> s.snapshot().prefixCacheHitRatio());
         // the engine's own cumulative counts, passed through (they restart from 0 with the engine, as rate() expects)
-        gauge(Contract.ENGINE_PREEMPTIONS, s -> s.snapshot().preemptions());
-        gauge(Contract.ENGINE_PROMPT_TOKENS, s -> s.snapshot().counters().promptTokens());
-        gauge(Contract.ENGINE_PROMPT_CACHED, s -> s.snapshot().counters().promptTokensCached());
-        gauge(Contract.ENGINE_SPEC_DRAFTS, s -> s.snapshot().counters().specDrafts());
-        gauge(Contract.ENGINE_SPEC_DRAFT_TOKENS, s -> s.snapshot().counters().specDraftTokens());
-        gauge(Contract.ENGINE_SPEC_ACCEPTED, s -> s.snapshot().counters().specAcceptedTokens());
+        gauge(Contract.ENGINE_PREEMPTIONS, State::preemptions);
+        gauge(Contract.ENGINE_PROMPT_TOKENS, s -> s.counters().promptTokens());
+        gauge(Contract.ENGINE_PROMPT_CACHED, s -> s.counters().promptTokensCached());
+        gauge(Contract.ENGINE_SPEC_DRAFTS, s -> s.counters().specDrafts());
+        gauge(Contract.ENGINE_SPEC_DRAFT_TOKENS, s -> s.counters().specDraftTokens());
+        gauge(Contract.ENGINE_SPEC_ACCEPTED, s -> s.counters().specAcceptedTokens());
         for (EnginePhase phase : EnginePhase.values()) {
             phaseHistogram(phase);
         }
@@ -172,7 +190,7 @@ public final class EngineMetricsScraper {
                 httpClient = null;
                 connection = null;
                 normaliser.forget();
-                state = new State(false, EngineSnapshot.unknown(), state.infoKind());
+                state = state.down(state.infoKind());
             }
             stopped.complete();
         });
@@ -231,7 +249,7 @@ public final class EngineMetricsScraper {
             return;
         }
         registerInfo(snapshot.kind());
-        state = new State(true, snapshot, snapshot.kind());
+        state = state.up(snapshot);
         okScrapes.record(1);
     }
 
@@ -253,7 +271,7 @@ public final class EngineMetricsScraper {
 
     private void down(Outcome outcome, EngineKind infoKind) {
         normaliser.forget(); // the next good scrape is a first one: no prefix ratio across a gap or restart
-        state = new State(false, EngineSnapshot.unknown(), infoKind);
+        state = state.down(infoKind);
         (outcome == Outcome.ERROR ? errorScrapes : unparseableScrapes).record(1);
     }
 

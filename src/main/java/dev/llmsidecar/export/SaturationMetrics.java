@@ -43,7 +43,7 @@ public final class SaturationMetrics {
         if (configuredKnee != null && configuredKnee < 1) {
             throw new IllegalArgumentException("sidecar.saturation.knee must be at least 1: " + configuredKnee);
         }
-        this.estimator = new KneeEstimator(nanoClock, config.window(), config.minSamples());
+        this.estimator = new KneeEstimator(nanoClock, config.window(), config.minSamples(), config.hold());
         recorders.observe(SATURATION_KNEE, this::knee);
         recorders.observe(SATURATION_LOAD, () -> inFlight.getAsInt() / knee());
     }
@@ -82,7 +82,8 @@ public final class SaturationMetrics {
     JsonObject render() {
         KneeEstimator.Estimate e = estimator.estimate();
         double knee = configuredKnee != null ? configuredKnee : e.kneeRequests();
-        String source = configuredKnee != null ? "configured" : Double.isNaN(knee) ? null : "estimated";
+        String source = configuredKnee != null ? "configured" : Double.isNaN(knee) ? null
+                : e.inWindow() ? "estimated" : "held";
         int now = inFlight.getAsInt();
         JsonArray bands = new JsonArray();
         for (KneeEstimator.BandStats b : e.bands()) {

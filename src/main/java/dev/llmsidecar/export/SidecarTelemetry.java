@@ -53,6 +53,7 @@ public final class SidecarTelemetry implements AutoCloseable {
                     otel.producedHistograms()));
         }
         this.tenants = new TenantLabels(config.tenants());
+        Recorders.checkTenantSeries(config.tenants().series()); // also while tenants are off: a typo shows at once
         // the tenant label only where it is chosen, and nowhere while tenants are off
         this.recorders = new Recorders(backends, tenants.enabled() ? config.tenants().series() : List.of());
         String provider = config.otel().providerName();

@@ -35,6 +35,7 @@ final class LlmCall {
     private final LlmOperation operation;
     private final long receivedNanos;
     private final String sloClass;
+    private final String tenantName;
     private final String tenant;
     private final RequestSpan span;
     private final boolean acceptsCompression;
@@ -56,7 +57,8 @@ final class LlmCall {
         this.operation = operation;
         this.receivedNanos = receivedNanos;
         this.sloClass = proxy.reporter.policy().sloClass(request.getHeader(proxy.reporter.policy().classHeader()));
-        this.tenant = proxy.reporter.tenants().label(request::getHeader);
+        this.tenantName = proxy.reporter.tenants().tenantOf(request::getHeader);
+        this.tenant = proxy.reporter.tenants().label(tenantName);
         this.span = proxy.tracing.start(request.headers(), operation.label(), operation.format().providerName(),
                 request.method().name(), request.path(), receivedNanos);
         this.acceptsCompression = acceptsCompression(request.getHeader(HttpHeaders.ACCEPT_ENCODING));
@@ -188,6 +190,9 @@ final class LlmCall {
     /** Reports the finished request (once). */
     void finish(Outcome outcome, int status, long nanos) {
         startTimeline(streamRequested);
+        if (status / 100 == 2) {
+            proxy.reporter.tenants().admit(tenantName); // the engine accepted it: a tenant of its own from now on
+        }
         var result = timeline.finish(nanos, outcome, status);
         try (Scope scope = span.makeCurrent()) {
             var verdict = proxy.reporter.finished(modelName, model, tenant, operation, sloClass, loadAtArrival, result);

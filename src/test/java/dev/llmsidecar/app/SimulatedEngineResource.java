@@ -17,14 +17,19 @@ public class SimulatedEngineResource implements QuarkusTestResourceLifecycleMana
     @Override
     public Map<String, String> start() {
         vertx = Vertx.vertx();
-        engine = new SimulatedEngine(vertx, EngineBehaviour.defaults()
-                .withTiming(Duration.ofMillis(50), Duration.ofMillis(5)).withFixedCreated(1_700_000_000L));
+        engine = new SimulatedEngine(vertx, behaviour());
         try {
             int port = engine.start("127.0.0.1", 0).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
             return Map.of("sidecar.upstream.url", "http://127.0.0.1:" + port, "test.engine.port", Integer.toString(port));
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /** How the engine behaves: quick and byte-stable by default. */
+    protected EngineBehaviour behaviour() {
+        return EngineBehaviour.defaults().withTiming(Duration.ofMillis(50), Duration.ofMillis(5))
+                .withFixedCreated(1_700_000_000L);
     }
 
     @Override

@@ -26,46 +26,97 @@ class TenantLabelsTest {
         return h::get;
     }
 
+    /** What the proxy does: the label at arrival, admission once the engine answered 2xx. */
+    static String request(TenantLabels t, UnaryOperator<String> headers, boolean ok) {
+        String who = t.tenantOf(headers);
+        String label = t.label(who);
+        if (ok) {
+            t.admit(who);
+        }
+        return label;
+    }
+
     @Test
     void offByDefault() {
         TenantLabels t = tenants(Map.of());
         assertThat(t.enabled()).isFalse();
-        assertThat(t.label(headers("x-tenant", "acme"))).isEqualTo(TenantLabels.NONE);
+        assertThat(request(t, headers("x-tenant", "acme"), true)).isEqualTo(TenantLabels.NONE);
     }
 
     @Test
-    void fromAHeaderCappedWithOtherAndUnknown() {
+    void fromAHeaderCappedWithOtherAndUnknownAdmittedAfterA2xx() {
         TenantLabels t = tenants(Map.of("sidecar.tenants.source", "header", "sidecar.tenants.header",
                 "OpenAI-Project", "sidecar.tenants.max", "2"));
-        assertThat(t.label(headers("openai-project", "proj_a"))).isEqualTo("proj_a");
-        assertThat(t.label(headers("OpenAI-Project", "proj_b"))).isEqualTo("proj_b");
-        assertThat(t.label(headers("OpenAI-Project", "proj_c"))).isEqualTo("other");
-        assertThat(t.label(headers("OpenAI-Project", "proj_a"))).as("admitted values stay").isEqualTo("proj_a");
-        assertThat(t.label(headers())).isEqualTo("unknown");
-        assertThat(t.label(headers("OpenAI-Project", "x".repeat(200)))).isEqualTo("other");
+        assertThat(request(t, headers("openai-project", "proj_a"), true)).as("not yet admitted").isEqualTo("other");
+        assertThat(request(t, headers("OpenAI-Project", "proj_a"), true)).isEqualTo("proj_a");
+        assertThat(request(t, headers("OpenAI-Project", "proj_x"), false)).isEqualTo("other");
+        assertThat(request(t, headers("OpenAI-Project", "proj_x"), false)).as("refused: never admitted")
+                .isEqualTo("other");
+        request(t, headers("OpenAI-Project", "proj_b"), true);
+        request(t, headers("OpenAI-Project", "proj_c"), true);
+        assertThat(request(t, headers("OpenAI-Project", "proj_b"), true)).isEqualTo("proj_b");
+        assertThat(request(t, headers("OpenAI-Project", "proj_c"), true)).as("past the cap").isEqualTo("other");
+        assertThat(request(t, headers("OpenAI-Project", "proj_a"), true)).as("admitted values stay")
+                .isEqualTo("proj_a");
+        assertThat(request(t, headers(), true)).isEqualTo("unknown");
+        String longName = "x".repeat(200);
+        request(t, headers("OpenAI-Project", longName), true);
+        assertThat(request(t, headers("OpenAI-Project", longName), true)).isEqualTo("other");
+    }
+
+    @Test
+    void unknownKeysTheEngineRefusesNeverTakeTheValuesOfRealTenants() {
+        TenantLabels t = tenants(Map.of("sidecar.tenants.source", "api-key-hash", "sidecar.tenants.max", "3"));
+        for (int i = 0; i < 1000; i++) {
+            request(t, headers("Authorization", "Bearer made-up-" + i), false); // 401 from the engine
+        }
+        request(t, headers("Authorization", "Bearer real-key"), true);
+        assertThat(request(t, headers("Authorization", "Bearer real-key"), true))
+                .isEqualTo(TenantLabels.keyHash("real-key"));
     }
 
     @Test
     void anAllowlistAdmitsNobodyElse() {
         TenantLabels t = tenants(Map.of("sidecar.tenants.source", "header", "sidecar.tenants.allowed", "gold,silver"));
-        assertThat(t.label(headers("x-tenant", "mallory"))).isEqualTo("other");
-        assertThat(t.label(headers("x-tenant", "silver"))).isEqualTo("silver");
+        request(t, headers("x-tenant", "mallory"), true);
+        assertThat(request(t, headers("x-tenant", "mallory"), true)).isEqualTo("other");
+        assertThat(request(t, headers("x-tenant", "silver"), false)).as("allowed from the first request")
+                .isEqualTo("silver");
     }
 
     @Test
     void anApiKeyBecomesAShortStableHashAndNeverItself() {
         TenantLabels t = tenants(Map.of("sidecar.tenants.source", "api-key-hash"));
         String key = "sk-live-0123456789abcdef0123456789abcdef";
-        String bearer = t.label(headers("Authorization", "Bearer " + key));
+        String bearer = t.tenantOf(headers("Authorization", "Bearer " + key));
         assertThat(bearer).matches("key-[0-9a-f]{12}").doesNotContain(key.substring(3, 15));
-        // sha256("sk-live-0123456789abcdef0123456789abcdef"), first 6 bytes: stable across restarts and pods
         assertThat(bearer).isEqualTo(TenantLabels.keyHash(key));
-        assertThat(t.label(headers("x-api-key", key))).as("Anthropic's header, same key").isEqualTo(bearer);
-        assertThat(t.label(headers("api-key", key))).as("Azure's header, same key").isEqualTo(bearer);
-        assertThat(t.label(headers("Authorization", "bearer " + key))).isEqualTo(bearer);
-        assertThat(t.label(headers("Authorization", "Basic dXNlcjpwYXNz"))).isEqualTo("unknown");
-        assertThat(t.label(headers())).isEqualTo("unknown");
-        assertThat(t.label(headers("Authorization", "Bearer other-key"))).isNotEqualTo(bearer);
+        assertThat(t.tenantOf(headers("x-api-key", key))).as("Anthropic's header, same key").isEqualTo(bearer);
+        assertThat(t.tenantOf(headers("api-key", key))).as("Azure's header, same key").isEqualTo(bearer);
+        assertThat(t.tenantOf(headers("Authorization", "bearer " + key))).isEqualTo(bearer);
+        assertThat(t.tenantOf(headers("Authorization", "Basic dXNlcjpwYXNz"))).isNull();
+        assertThat(t.tenantOf(headers())).isNull();
+        assertThat(t.tenantOf(headers("Authorization", "Bearer other-key"))).isNotEqualTo(bearer);
+    }
+
+    @Test
+    void withASecretTheHashIsAnHmacThatAGuessedKeyDoesNotMatch() throws Exception {
+        TenantLabels t = tenants(Map.of("sidecar.tenants.source", "api-key-hash",
+                "sidecar.tenants.key-hash-secret", "s3cret"));
+        String hashed = t.tenantOf(headers("Authorization", "Bearer EMPTY"));
+        assertThat(hashed).matches("key-[0-9a-f]{12}").isNotEqualTo(TenantLabels.keyHash("EMPTY"));
+        javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+        mac.init(new javax.crypto.spec.SecretKeySpec("s3cret".getBytes(), "HmacSHA256"));
+        assertThat(hashed).isEqualTo("key-" + java.util.HexFormat.of().formatHex(mac.doFinal("EMPTY".getBytes()), 0,
+                6));
+    }
+
+    @Test
+    void aCredentialHeaderCannotBeTheTenantHeader() {
+        for (String h : new String[] {"Authorization", "x-api-key", "api-key", "Cookie", "Proxy-Authorization"}) {
+            assertThatThrownBy(() -> tenants(Map.of("sidecar.tenants.source", "header", "sidecar.tenants.header", h)))
+                    .as(h).hasMessageContaining("must not be a credential header");
+        }
     }
 
     @Test
@@ -80,7 +131,8 @@ class TenantLabelsTest {
         TenantLabels t = tenants(Map.of("sidecar.tenants.source", "header", "sidecar.tenants.max", "20"));
         Set<String> labels = new HashSet<>();
         for (int i = 0; i < 100_000; i++) {
-            labels.add(t.label(headers("x-tenant", "tenant-" + i)));
+            request(t, headers("x-tenant", "tenant-" + i), true);
+            labels.add(request(t, headers("x-tenant", "tenant-" + i), true));
         }
         assertThat(labels).hasSize(21).contains("other", "tenant-0", "tenant-19");
     }

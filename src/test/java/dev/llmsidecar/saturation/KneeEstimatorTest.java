@@ -12,7 +12,7 @@ class KneeEstimatorTest {
     static final long MS = 1_000_000;
 
     final AtomicLong clock = new AtomicLong(1_000_000_000_000L);
-    final KneeEstimator knee = new KneeEstimator(clock::get, Duration.ofMinutes(10), 20);
+    final KneeEstimator knee = new KneeEstimator(clock::get, Duration.ofMinutes(10), 20, Duration.ofHours(1));
 
     void requests(int load, int count, long ttftMs, long tpotMs) {
         for (int i = 0; i < count; i++) {
@@ -75,11 +75,49 @@ class KneeEstimatorTest {
     }
 
     @Test
-    void theWindowForgetsOldLoad() {
+    void aKneeIsKeptAfterTheWindowForgetsTheLoadThatShowedItForTheHoldTime() {
         requests(1, 30, 50, 10);
         requests(2, 30, 300, 10);
         assertThat(knee.estimate().kneeRequests()).isEqualTo(1);
+        assertThat(knee.estimate().inWindow()).isTrue();
         clock.addAndGet(Duration.ofMinutes(11).toNanos());
-        assertThat(knee.estimate().kneeRequests()).as("cached for a second, then gone").isNaN();
+        requests(1, 30, 50, 10); // light load only: nothing says the knee moved
+        KneeEstimator.Estimate held = knee.estimate();
+        assertThat(held.kneeRequests()).isEqualTo(1);
+        assertThat(held.inWindow()).isFalse();
+        clock.addAndGet(Duration.ofMinutes(61).toNanos());
+        assertThat(knee.estimate().kneeRequests()).as("past the hold time").isNaN();
+    }
+
+    @Test
+    void aKeptKneeIsDroppedWhenTheWindowShowsFlatLatencyPastIt() {
+        requests(4, 30, 50, 10);
+        requests(8, 30, 200, 10);
+        assertThat(knee.estimate().kneeRequests()).isEqualTo(4);
+        clock.addAndGet(Duration.ofMinutes(11).toNanos());
+        // more capacity now (a bigger KV cache, say): 4 -> 8 -> 16 stays flat
+        requests(4, 30, 50, 10);
+        requests(8, 30, 52, 10);
+        requests(16, 30, 55, 10);
+        assertThat(knee.estimate().kneeRequests()).isNaN();
+    }
+
+    @Test
+    void onlyNeighbouringBandsMakeAKnee() {
+        // bands 2 to 8 too thin: 1 -> 16 is not evidence that the rise began at 1
+        requests(1, 30, 50, 10);
+        requests(2, 5, 50, 10);
+        requests(16, 30, 400, 10);
+        assertThat(knee.estimate().kneeRequests()).isNaN();
+    }
+
+    @Test
+    void aRiseThatDoesNotHoldIsNoKnee() {
+        // a burst of long prompts happened to arrive at 4 in flight; heavier loads are fast again
+        requests(1, 30, 50, 10);
+        requests(2, 30, 50, 10);
+        requests(4, 30, 300, 10);
+        requests(8, 30, 60, 10);
+        assertThat(knee.estimate().kneeRequests()).isNaN();
     }
 }

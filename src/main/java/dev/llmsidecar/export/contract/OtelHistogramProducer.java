@@ -89,13 +89,33 @@ public final class OtelHistogramProducer implements MetricProducer {
             if (h == null) {
                 return null; // the last one seen is kept: a restart is still told apart when values come back
             }
-            if (last == null || h.count() < last.count() || !h.bounds().equals(last.bounds())) {
+            if (last == null) {
+                // first sighting: what it holds accrued before now (a start equal to the point's time is refused by
+                // some backends for a non-empty cumulative point)
+                startEpochNanos = now - 1_000_000;
+            } else if (restarted(last, h)) {
                 startEpochNanos = now;
             }
             last = h;
             return HistogramPointData.create(startEpochNanos, now, attributes, h.sum(), false, 0, false, 0,
                     h.bounds(), h.bucketCounts());
         }
+    }
+
+    /**
+     * Whether {@code now} cannot continue {@code before}: other bounds, or any bucket or the sum went down (one of
+     * several data-parallel engines restarting lowers its buckets while the total may still grow).
+     */
+    static boolean restarted(CumulativeHistogram before, CumulativeHistogram now) {
+        if (!now.bounds().equals(before.bounds()) || now.sum() < before.sum()) {
+            return true;
+        }
+        for (int i = 0; i < now.cumulativeCounts().size(); i++) {
+            if (now.cumulativeCounts().get(i) < before.cumulativeCounts().get(i)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private record Histogram(Resource resource, InstrumentationScopeInfo scope, Series series, HistogramData data)

@@ -37,19 +37,26 @@ public final class Recorders {
      */
     public Recorders(List<Recorder> recorders, Collection<String> tenantSeries) {
         this.recorders = List.copyOf(recorders);
-        TreeSet<String> unknown = new TreeSet<>(tenantSeries);
-        TreeSet<String> allowed = new TreeSet<>();
+        checkTenantSeries(tenantSeries);
         for (Series s : Contract.all()) {
             int tenant = s.labels().indexOf(Label.TENANT);
-            if (tenant < 0) {
-                continue;
-            }
-            allowed.add(s.name());
-            if (!unknown.remove(s.name())) {
+            if (tenant >= 0 && !tenantSeries.contains(s.name())) {
                 List<Label> labels = new ArrayList<>(s.labels());
                 labels.remove(tenant);
                 withoutTenant.put(s, new Series(s.name(), s.kind(), s.unit(), s.description(), labels, s.buckets(),
                         s.prometheus(), s.otlp()));
+            }
+        }
+    }
+
+    /** Refuses a name that is not a series declared with a tenant label (a typo would silently drop the label). */
+    public static void checkTenantSeries(Collection<String> tenantSeries) {
+        TreeSet<String> unknown = new TreeSet<>(tenantSeries);
+        TreeSet<String> allowed = new TreeSet<>();
+        for (Series s : Contract.all()) {
+            if (s.labels().contains(Label.TENANT)) {
+                allowed.add(s.name());
+                unknown.remove(s.name());
             }
         }
         if (!unknown.isEmpty()) {
