@@ -80,6 +80,22 @@ const dashboards = [
         t(`sum by (model, slo_class) (rate(llm_sidecar_slo_good_output_tokens_total{${SELC}}[${RI}]))`, 'good {{model}} {{slo_class}}'),
         t(`sum by (model, slo_class) (rate(llm_sidecar_slo_output_tokens_total{${SELC}}[${RI}]))`, 'all {{model}} {{slo_class}}'),
       ]),
+      ts('Output tokens: useful and wasted (by reason)', 'short', [
+        t(`sum(rate(llm_sidecar_useful_output_tokens_total{${SELM}}[${RI}]))`, 'useful'),
+        t(`sum by (reason) (rate(llm_sidecar_wasted_output_tokens_total{${SELM}}[${RI}]))`, 'wasted: {{reason}}'),
+        t(`sum(rate(llm_sidecar_engine_generation_tokens_total{${SEL}}[${RI}]))`, 'engine generated (all models)'),
+      ], { description: 'Every generated output token is useful (its request completed and met every objective that applies) or wasted: the client cancelled (tokens streamed before it did), the request failed, or it finished outside its SLO (docs/metrics.md). The engine\'s own count is higher by what it generated after a client went away, before its abort arrived.' }),
+      ts('Token goodput ratio', 'percentunit', [t(
+        `sum by (model) (rate(llm_sidecar_useful_output_tokens_total{${SELM}}[${RI}]))\n  / (sum by (model) (rate(llm_sidecar_useful_output_tokens_total{${SELM}}[${RI}]))\n     + (sum by (model) (rate(llm_sidecar_wasted_output_tokens_total{${SELM}}[${RI}])) or sum by (model) (rate(llm_sidecar_useful_output_tokens_total{${SELM}}[${RI}])) * 0))`,
+        '{{model}}')], { max: 1, description: 'Useful output tokens over every output token generated: the share of the engine\'s work that served a user within its SLO.' }),
+      ts('Cost per million output tokens', 'currencyUSD', [
+        t(`max by (pod) (llm_sidecar_cost_per_million_output_tokens{${SEL}})`, 'all output tokens {{pod}}'),
+        t(`max by (pod) (llm_sidecar_cost_per_million_useful_output_tokens{${SEL}})`, 'useful output tokens {{pod}}'),
+      ], { description: 'Needs sidecar.cost (a price per GPU-hour, or per million tokens): cost over sidecar.cost.window divided by the tokens generated in it. The gap between the lines is what waste costs. The unit says USD; the price is in whatever currency it was configured in.' }),
+      ts('Spend by model and tenant (per hour)', 'currencyUSD', [
+        t(`sum by (model, tenant) (rate(llm_sidecar_cost_spend_total{${SELM}}[${RI}])) * 3600`, '{{model}} {{tenant}}'),
+        t(`sum(rate(llm_sidecar_cost_gpu_spend_total{${SEL}}[${RI}])) * 3600`, 'GPUs (all models)'),
+      ], { description: 'Per-token prices charge each finished request to its model and tenant; a GPU-hour price accrues for the pod as a whole.' }),
       ts('Share of requests good, by tenant', 'percentunit', [t(
         `sum by (tenant) (rate(llm_sidecar_slo_good_requests_total{${SELC}}[${RI}]))\n  / sum by (tenant) (rate(llm_sidecar_slo_requests_total{${SELC}}[${RI}]))`,
         '{{tenant}}')], { max: 1, description: 'Which tenant is affected: good requests over requests counted toward the SLO, per tenant (sidecar.tenants.source).' }),
@@ -184,6 +200,25 @@ const dashboards = [
         t(`sum by (pod) (rate(llm_sidecar_engine_prompt_tokens_cached_total{${SEL}}[${RI}]))\n  / sum by (pod) (rate(llm_sidecar_engine_prompt_tokens_total{${SEL}}[${RI}]))`, 'prompt tokens cached {{pod}}'),
         t(`sum by (pod) (rate(llm_sidecar_engine_spec_decode_accepted_tokens_total{${SEL}}[${RI}]))\n  / sum by (pod) (rate(llm_sidecar_engine_spec_decode_draft_tokens_total{${SEL}}[${RI}]))`, 'draft tokens accepted {{pod}}'),
       ], { max: 1, description: 'The engine\'s own counters: share of prompt tokens served from its prefix cache, and (speculative decoding) share of draft tokens the target model accepted. A gap: the engine does not report it (docs/metrics.md, "Engine signals").' }),
+      // ---- GPU beside goodput (needs sidecar.gpu.dcgm-url; docs/metrics.md, "GPUs") ----
+      ts('GPU utilisation', 'percentunit', [
+        t(`max by (pod, gpu) (llm_sidecar_gpu_utilization_ratio{${SEL}})`, '{{pod}} GPU {{gpu}}'),
+      ], { w: 8, max: 1, description: 'Share of time each GPU of the pod was busy (DCGM_FI_DEV_GPU_UTIL / 100, from the DCGM exporter). At 100% with output tokens/s flat (next panel) the GPU is saturated: more load becomes queueing and SLO misses, not throughput. 100% means a kernel ran all the time, not that the GPU was full. A gap: the exporter could not be read (llm_sidecar_gpu_up 0).' }),
+      ts('Output tokens/s: all, good, useful', 'short', [
+        t(`sum(rate(llm_sidecar_tokens_total{${SELM}, token_type="output"}[${RI}]))`, 'output tokens/s'),
+        t(`sum(rate(llm_sidecar_slo_good_output_tokens_total{${SELC}}[${RI}]))`, 'good output tokens/s (goodput)'),
+        t(`sum(rate(llm_sidecar_useful_output_tokens_total{${SELM}}[${RI}]))`, 'useful output tokens/s'),
+      ], { w: 8, description: 'On the same time axis as GPU utilisation: good (goodput) falling below all while the GPU is pinned at 100% is saturation.' }),
+      ts('Output tokens/s per GPU', 'short', [
+        t(`sum(rate(llm_sidecar_tokens_total{${SELM}, token_type="output"}[${RI}]))\n  / count(llm_sidecar_gpu_utilization_ratio{${SEL}})`, 'output tokens/s per GPU'),
+        t(`sum(rate(llm_sidecar_slo_good_output_tokens_total{${SELC}}[${RI}]))\n  / count(llm_sidecar_gpu_utilization_ratio{${SEL}})`, 'good output tokens/s per GPU'),
+      ], { w: 8 }),
+      ts('GPU memory used', 'percentunit', [
+        t(`max by (pod, gpu) (llm_sidecar_gpu_memory_used_ratio{${SEL}})`, '{{pod}} GPU {{gpu}}'),
+      ], { max: 1, description: 'FB_USED / (FB_USED + FB_FREE). vLLM and SGLang reserve a fixed share for the KV cache at start (vLLM --gpu-memory-utilization 0.9), so this is flat at any load; how full the cache is, is the engine KV-cache panel.' }),
+      ts('GPU power', 'watt', [
+        t(`max by (pod, gpu) (llm_sidecar_gpu_power_watts{${SEL}})`, '{{pod}} GPU {{gpu}}'),
+      ], { description: 'DCGM_FI_DEV_POWER_USAGE. 100% utilisation with power well below the board limit is usually memory-bound decode.' }),
       ts('Saturation: TTFT p50 by load at arrival', 's', [t(
         `histogram_quantile(0.5, sum by (load_band, le) (rate(llm_sidecar_time_to_first_token_by_load_seconds_bucket{${SEL}}[${RI}])))`,
         '≤ {{load_band}} in flight', { exemplar: true })],
@@ -213,6 +248,10 @@ const dashboards = [
         { description: 'Grows only when a client reads slower than the engine writes; the proxy itself never holds bytes.' }),
       ts('Dropped, broken and failed requests', 'reqps', [t(`sum by (outcome) (rate(llm_sidecar_requests_total{${SELM}, outcome!="ok"}[${RI}]))`, '{{outcome}}')]),
       ts('Engine metrics scrapes', 'ops', [t(`sum by (result) (rate(llm_sidecar_engine_scrapes_total{${SEL}}[${RI}]))`, '{{result}}')]),
+      ts('DCGM exporter scrapes (GPUs)', 'ops', [
+        t(`sum by (result) (rate(llm_sidecar_gpu_scrapes_total{${SEL}}[${RI}]))`, '{{result}}'),
+        t(`sum(1 - llm_sidecar_gpu_up{${SEL}})`, 'pods without GPU data'),
+      ], { description: 'Only with sidecar.gpu.dcgm-url. ok with GPU data missing: the exporter has no GPU of this pod (another node\'s exporter, or no --kubernetes).' }),
       ts('Forwarded without decoding', 'ops', [
         t(`sum by (reason) (rate(llm_sidecar_body_inspection_skipped_total{${SEL}}[${RI}]))`, 'body not inspected: {{reason}}'),
         t(`sum by (operation) (rate(llm_sidecar_undecodable_chunks_total{${SEL}}[${RI}]))`, 'undecodable events: {{operation}}'),

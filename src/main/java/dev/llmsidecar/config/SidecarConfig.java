@@ -31,6 +31,10 @@ public interface SidecarConfig {
 
     Saturation saturation();
 
+    Cost cost();
+
+    Gpu gpu();
+
     Engine engine();
 
     Demo demo();
@@ -249,7 +253,8 @@ public interface SidecarConfig {
          * and token counters and the SLO counters; the latency histograms (many buckets each) only when named.
          */
         @WithDefault("llm_sidecar.requests,llm_sidecar.tokens,llm_sidecar.slo.requests,llm_sidecar.slo.good_requests,"
-                + "llm_sidecar.slo.output_tokens,llm_sidecar.slo.good_output_tokens")
+                + "llm_sidecar.slo.output_tokens,llm_sidecar.slo.good_output_tokens,llm_sidecar.useful_output_tokens,"
+                + "llm_sidecar.wasted_output_tokens,llm_sidecar.cost.spend")
         List<String> series();
     }
 
@@ -272,6 +277,52 @@ public interface SidecarConfig {
          */
         @WithDefault("PT24H")
         Duration hold();
+    }
+
+    /**
+     * What serving costs (docs/metrics.md, "Cost"): a price per GPU-hour, or per million input and output tokens.
+     * Nothing about cost is exported while neither is set.
+     */
+    interface Cost {
+        /** Price of one GPU-hour (any currency; the series say "{currency}"). */
+        Optional<Double> gpuHourPrice();
+
+        /** GPUs behind this engine, at gpu-hour-price each. */
+        @WithDefault("1")
+        int gpus();
+
+        /** Price per million input (prompt) tokens, for a per-token price instead of GPU-hours. */
+        Optional<Double> inputPricePerMillion();
+
+        /** Price per million output tokens, for a per-token price instead of GPU-hours. */
+        Optional<Double> outputPricePerMillion();
+
+        /** Window of the live cost-per-million-tokens gauges. */
+        @WithDefault("PT5M")
+        Duration window();
+    }
+
+    /** Scraping NVIDIA's DCGM exporter for this pod's GPUs (docs/metrics.md, "GPUs"); off unless a URL is set. */
+    interface Gpu {
+        /**
+         * The metrics URL of the DCGM exporter on this pod's node, e.g.
+         * http://nvidia-dcgm-exporter.gpu-operator.svc:9400/metrics (the GPU Operator's Service, with
+         * internalTrafficPolicy Local so it stays on the node). Unset: no GPU scrape, no GPU series.
+         */
+        Optional<URI> dcgmUrl();
+
+        /**
+         * Keep only the GPUs whose series carry exactly this pod label (dcgm-exporter's --kubernetes mapping; no GPU
+         * matches an exporter without it); unset: the HOSTNAME environment variable (the pod name on Kubernetes);
+         * "*": every GPU of the exporter.
+         */
+        Optional<String> pod();
+
+        @WithDefault("PT10S")
+        Duration scrapeInterval();
+
+        @WithDefault("PT2S")
+        Duration scrapeTimeout();
     }
 
     /** Scraping the inference server's own Prometheus endpoint (the neighbour in the pod). */

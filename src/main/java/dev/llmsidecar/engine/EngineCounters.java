@@ -9,18 +9,21 @@ package dev.llmsidecar.engine;
  * @param specDrafts          speculative-decoding draft steps (verification passes)
  * @param specDraftTokens     tokens the draft proposed
  * @param specAcceptedTokens  draft tokens the target model accepted
+ * @param generationTokens    output tokens generated, for every request: those of requests cancelled before the end
+ *     too (the engine's own count of its output work)
  */
 public record EngineCounters(double promptTokens, double promptTokensCached, double specDrafts,
-        double specDraftTokens, double specAcceptedTokens) {
+        double specDraftTokens, double specAcceptedTokens, double generationTokens) {
 
     private static final EngineCounters NONE = new EngineCounters(Double.NaN, Double.NaN, Double.NaN, Double.NaN,
-            Double.NaN);
+            Double.NaN, Double.NaN);
 
     /** These counts, and {@code earlier}'s where this one has none (NaN). */
     public EngineCounters orElse(EngineCounters earlier) {
         return new EngineCounters(or(promptTokens, earlier.promptTokens), or(promptTokensCached,
                 earlier.promptTokensCached), or(specDrafts, earlier.specDrafts), or(specDraftTokens,
-                earlier.specDraftTokens), or(specAcceptedTokens, earlier.specAcceptedTokens));
+                earlier.specDraftTokens), or(specAcceptedTokens, earlier.specAcceptedTokens),
+                or(generationTokens, earlier.generationTokens));
     }
 
     private static double or(double value, double earlier) {

@@ -136,6 +136,7 @@ public final class EngineMetricsScraper {
         gauge(Contract.ENGINE_SPEC_DRAFTS, s -> s.counters().specDrafts());
         gauge(Contract.ENGINE_SPEC_DRAFT_TOKENS, s -> s.counters().specDraftTokens());
         gauge(Contract.ENGINE_SPEC_ACCEPTED, s -> s.counters().specAcceptedTokens());
+        gauge(Contract.ENGINE_GENERATION_TOKENS, s -> s.counters().generationTokens());
         for (EnginePhase phase : EnginePhase.values()) {
             phaseHistogram(phase);
         }

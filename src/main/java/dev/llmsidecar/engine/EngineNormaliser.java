@@ -40,6 +40,8 @@ public final class EngineNormaliser {
     static final String VLLM_SPEC_DRAFTS = "vllm:spec_decode_num_drafts_total";
     static final String VLLM_SPEC_DRAFT_TOKENS = "vllm:spec_decode_num_draft_tokens_total";
     static final String VLLM_SPEC_ACCEPTED = "vllm:spec_decode_num_accepted_tokens_total";
+    // every generated token, those of requests aborted on a client's cancel included
+    static final String VLLM_GENERATION_TOKENS = "vllm:generation_tokens_total";
 
     static final String SGLANG_WAITING = "sglang:num_queue_reqs";
     static final String SGLANG_RUNNING = "sglang:num_running_reqs";
@@ -49,11 +51,14 @@ public final class EngineNormaliser {
     static final String SGLANG_RETRACTIONS = "sglang:num_retracted_requests_total";
     static final String SGLANG_PROMPT_TOKENS = "sglang:prompt_tokens_total"; // whole prompts of finished requests
     static final String SGLANG_PROMPT_CACHED = "sglang:cached_tokens_total";
+    static final String SGLANG_GENERATION_TOKENS = "sglang:generation_tokens_total";
 
     static final String TGI_WAITING = "tgi_queue_size";
     static final String TGI_RUNNING = "tgi_batch_current_size";
     // the input lengths of validated requests: the histogram's sum is TGI's only prompt token count
     static final String TGI_PROMPT_TOKENS = "tgi_request_input_length_sum";
+    // generated tokens of finished requests: the histogram's sum
+    static final String TGI_GENERATED_TOKENS = "tgi_request_generated_tokens_sum";
 
     static final String LLAMACPP_WAITING = "llamacpp:requests_deferred";
     static final String LLAMACPP_RUNNING = "llamacpp:requests_processing";
@@ -62,6 +67,7 @@ public final class EngineNormaliser {
     static final String LLAMACPP_PROMPT_TOKENS = "llamacpp:prompt_tokens_total";
     static final String LLAMACPP_PROMPT_CACHED = "llamacpp:prompt_tokens_cached_total";
     static final String LLAMACPP_SPEC_DRAFTS = "llamacpp:spec_decode_num_drafts_total";
+    static final String LLAMACPP_GENERATION_TOKENS = "llamacpp:tokens_predicted_total";
     static final String LLAMACPP_SPEC_DRAFT_TOKENS = "llamacpp:spec_decode_num_draft_tokens_total";
     static final String LLAMACPP_SPEC_ACCEPTED = "llamacpp:spec_decode_num_accepted_tokens_total";
 
@@ -130,12 +136,13 @@ public final class EngineNormaliser {
             case SGLANG -> new EngineSnapshot(kind, sum(samples, SGLANG_WAITING), sum(samples, SGLANG_RUNNING),
                     mean(samples, SGLANG_KV), mean(samples, SGLANG_PREFIX_HIT_RATE), Double.NaN, Double.NaN,
                     sum(samples, SGLANG_RETRACTIONS), new EngineCounters(sum(samples, SGLANG_PROMPT_TOKENS),
-                            sum(samples, SGLANG_PROMPT_CACHED), Double.NaN, Double.NaN, Double.NaN),
+                            sum(samples, SGLANG_PROMPT_CACHED), Double.NaN, Double.NaN, Double.NaN,
+                            sum(samples, SGLANG_GENERATION_TOKENS)),
                     phases(kind, samples));
             case TGI -> new EngineSnapshot(kind, sum(samples, TGI_WAITING), sum(samples, TGI_RUNNING),
                     Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN,
                     new EngineCounters(sum(samples, TGI_PROMPT_TOKENS), Double.NaN, Double.NaN, Double.NaN,
-                            Double.NaN),
+                            Double.NaN, sum(samples, TGI_GENERATED_TOKENS)),
                     phases(kind, samples));
             case LLAMACPP -> llamaCpp(samples, counters);
             case UNKNOWN -> EngineSnapshot.unknown();
@@ -175,7 +182,7 @@ public final class EngineNormaliser {
                 hitRatio, hits, queries, sum(samples, VLLM_PREEMPTIONS),
                 new EngineCounters(sum(samples, VLLM_PROMPT_TOKENS), sum(samples, VLLM_PROMPT_CACHED),
                         sum(samples, VLLM_SPEC_DRAFTS), sum(samples, VLLM_SPEC_DRAFT_TOKENS),
-                        sum(samples, VLLM_SPEC_ACCEPTED)),
+                        sum(samples, VLLM_SPEC_ACCEPTED), sum(samples, VLLM_GENERATION_TOKENS)),
                 phases(EngineKind.VLLM, samples));
     }
 
@@ -199,7 +206,8 @@ public final class EngineNormaliser {
         return new EngineSnapshot(EngineKind.LLAMACPP, sum(samples, LLAMACPP_WAITING), sum(samples, LLAMACPP_RUNNING),
                 mean(samples, LLAMACPP_KV), hitRatio, cached, all, Double.NaN,
                 new EngineCounters(all, cached, sum(samples, LLAMACPP_SPEC_DRAFTS),
-                        sum(samples, LLAMACPP_SPEC_DRAFT_TOKENS), sum(samples, LLAMACPP_SPEC_ACCEPTED)),
+                        sum(samples, LLAMACPP_SPEC_DRAFT_TOKENS), sum(samples, LLAMACPP_SPEC_ACCEPTED),
+                        sum(samples, LLAMACPP_GENERATION_TOKENS)),
                 Map.of());
     }
 

@@ -21,9 +21,10 @@ public final class RequestReporter {
     private final LiveWindows windows;
     private final TenantLabels tenants;
     private final SaturationMetrics saturation;
+    private final WorkMetrics work;
 
     public RequestReporter(LlmMetrics metrics, SloPolicy policy, SloMetrics sloMetrics, GoodputWindows goodput,
-            LiveWindows windows, TenantLabels tenants, SaturationMetrics saturation) {
+            LiveWindows windows, TenantLabels tenants, SaturationMetrics saturation, WorkMetrics work) {
         this.metrics = metrics;
         this.policy = policy;
         this.sloMetrics = sloMetrics;
@@ -31,6 +32,7 @@ public final class RequestReporter {
         this.windows = windows;
         this.tenants = tenants;
         this.saturation = saturation;
+        this.work = work;
     }
 
     /** Who a request is from, as its bounded tenant label. */
@@ -69,6 +71,7 @@ public final class RequestReporter {
                 policy.badClientStatuses());
         sloMetrics.record(modelLabel, sloClass, tenant, result.outputTokens(), verdict);
         saturation.record(loadAtArrival, result);
+        work.record(modelLabel, tenant, result, verdict);
         if (verdict.counted()) {
             goodput.record(modelLabel, sloClass, verdict.good(), result.outputTokens());
         }

@@ -66,7 +66,7 @@ public final class SidecarTelemetry implements AutoCloseable {
         this.tracing = RequestTracing.of(otel, provider);
         this.saturation = new SaturationMetrics(recorders, config.saturation(), metrics::inFlight, nanoClock);
         this.reporter = new RequestReporter(metrics, policy, new SloMetrics(recorders, policy.objectives()), goodput,
-                windows, tenants, saturation);
+                windows, tenants, saturation, new WorkMetrics(recorders, config.cost(), nanoClock));
     }
 
     /** Every backend of the metrics contract (Prometheus, and OTLP when it is on). */

@@ -61,7 +61,8 @@ class EnginePhasesTest {
         EngineSnapshot s = normalise(EngineSamples.text("vllm.txt"));
         assertThat(s.preemptions()).isEqualTo(2);
         assertThat(s.counters()).isEqualTo(new EngineCounters(1_482_113 + 1_190_554, 83_712 + 35_840,
-                98_231 + 90_112, 3 * (98_231 + 90_112), 81_012 + 60_220 + 39_903 + 70_115 + 49_870 + 30_024));
+                98_231 + 90_112, 3 * (98_231 + 90_112), 81_012 + 60_220 + 39_903 + 70_115 + 49_870 + 30_024,
+                391_245 + 350_871));
     }
 
     @Test
@@ -93,7 +94,7 @@ class EnginePhasesTest {
         EngineSnapshot s = normalise(EngineSamples.text("sglang.txt"));
         assertThat(s.preemptions()).as("sglang:num_retracted_requests_total").isEqualTo(37);
         assertThat(s.counters()).isEqualTo(new EngineCounters(2_811_467, 1_932_800, Double.NaN, Double.NaN,
-                Double.NaN));
+                Double.NaN, 604_332));
     }
 
     @Test
@@ -129,12 +130,12 @@ class EnginePhasesTest {
         EngineSnapshot s = normalise(EngineSamples.text("llamacpp-de3ff815ea7d.txt"));
         assertThat(s.phases()).isEmpty();
         // prompt_tokens_total counts only computed tokens: all = computed + cached
-        assertThat(s.counters()).isEqualTo(new EngineCounters(1298 + 21287, 21287, 0, 0, 0));
+        assertThat(s.counters()).isEqualTo(new EngineCounters(1298 + 21287, 21287, 0, 0, 0, 9474));
         assertThat(s.preemptions()).isNaN();
 
         EngineSnapshot older = normalise(EngineSamples.text("llamacpp.txt"));
         assertThat(older.counters()).as("no cached counter: all prompt tokens unknown").isEqualTo(
-                EngineCounters.none());
+                new EngineCounters(Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, 39080));
     }
 
     @Test

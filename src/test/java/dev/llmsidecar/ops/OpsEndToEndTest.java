@@ -71,6 +71,8 @@ class OpsEndToEndTest {
      * of 0, which is why the sidecar exports its counters with known label values at 0 from the start.
      */
     static final Map<String, String> EMPTY_BY_DESIGN = Map.of(
+            "llm_sidecar_cost_gpu_spend_total", "this test prices per token; a GPU-hour price is the other way "
+                    + "(WorkMetricsTest)",
             "llm_sidecar_undecodable_chunks_total", "labelled by wire format and operation, created at the first "
                     + "undecodable event, which the simulated engine never sends",
             "llm_sidecar_engine_reported_decode_seconds", "decode time is reported per request by llama.cpp "
@@ -107,6 +109,8 @@ class OpsEndToEndTest {
         config.put("sidecar.windows.drift-baseline", "PT30S");
         config.put("sidecar.windows.drift-min-samples", "5");
         config.put("sidecar.tenants.source", "api-key-hash"); // the tenant panels read real label values
+        config.put("sidecar.cost.input-price-per-million", "0.2"); // the cost panels read real values
+        config.put("sidecar.cost.output-price-per-million", "0.8");
 
         // OTLP on, to a local receiver: spans give the latency histograms trace-id exemplars, and the OTLP
         // self-metrics of the health dashboard have data
@@ -132,6 +136,16 @@ class OpsEndToEndTest {
                     URI.create("http://127.0.0.1:" + f.enginePort + "/health"), Duration.ofSeconds(1),
                     Duration.ofSeconds(1));
             health.start();
+            // the GPU row of the dashboards: a recorded DCGM exporter answer, this test's "pod" holds GPUs 0 and 1
+            String dcgm = Files.readString(Path.of("src/test/resources/gpu-metrics/dcgm-exporter-kubernetes.txt"));
+            HttpServer dcgmServer = ProxyFixture.await(f.vertx.createHttpServer()
+                    .requestHandler(r -> r.response().end(dcgm)).listen(0, "127.0.0.1"));
+            dev.llmsidecar.gpu.DcgmScraper gpus = new dev.llmsidecar.gpu.DcgmScraper(f.vertx,
+                    Recorders.prometheus(f.registry),
+                    URI.create("http://127.0.0.1:" + dcgmServer.actualPort() + "/metrics"),
+                    new dev.llmsidecar.gpu.DcgmNormaliser("vllm-llama-70b-6d5f7c9b8-x2kqp"), Duration.ofSeconds(1),
+                    Duration.ofSeconds(1));
+            ProxyFixture.await(gpus.start());
             long sampler = f.vertx.setPeriodic(250, id -> f.telemetry.metrics().sampleQueueDepth());
             HttpServer management = f.vertx.createHttpServer(new HttpServerOptions().setHost("127.0.0.1").setPort(0));
             // content negotiation as on /q/metrics: Prometheus asks for OpenMetrics (exemplars) first
@@ -219,6 +233,8 @@ class OpsEndToEndTest {
                 traffic.stop();
                 f.vertx.cancelTimer(sampler);
                 ProxyFixture.await(scraper.stop());
+                ProxyFixture.await(gpus.stop());
+                ProxyFixture.await(dcgmServer.close());
                 ProxyFixture.await(management.close());
                 gc.close();
             }

@@ -396,7 +396,8 @@ class OpsHelmChartTest {
         assertThat(out).contains("sidecar.tenants.source=header", "sidecar.tenants.header=OpenAI-Project",
                 "sidecar.tenants.allowed=proj-gold,proj-silver",
                 "sidecar.tenants.series=llm_sidecar.requests,llm_sidecar.tokens,gen_ai.server.time_to_first_token",
-                "sidecar.saturation.knee=48");
+                "sidecar.saturation.knee=48", "sidecar.cost.gpu-hour-price=2.49", "sidecar.cost.gpus=2",
+                "sidecar.gpu.dcgm-url=http://nvidia-dcgm-exporter.gpu-operator.svc:9400/metrics");
         startsWithTheRenderedProperties(out);
         assertThat(out).contains("name: SIDECAR_ENGINE_READINESS_FOLLOWS_ENGINE\n              value: \"false\"");
         assertThat(out).doesNotContain("kind: ServiceMonitor", "kind: PrometheusRule", "- name: vllm", "nvidia.com/gpu",

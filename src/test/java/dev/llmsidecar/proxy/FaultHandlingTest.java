@@ -48,6 +48,11 @@ class FaultHandlingTest {
             assertThat(served.tokenChunksSent()).isLessThan(50);
             Scrape s = waitForMetric(f, "llm_sidecar_requests_total", "outcome", "client_cancelled");
             assertThat(s.sum("llm_sidecar_requests_in_flight")).isZero();
+            // the tokens the engine streamed before the cancel reached it are wasted work: at least the one the
+            // client saw, at most what the engine sent
+            double wasted = s.sum("llm_sidecar_wasted_output_tokens_total", "reason", "client_cancelled");
+            assertThat(wasted).isBetween(1.0, (double) served.tokenChunksSent());
+            assertThat(s.has("llm_sidecar_useful_output_tokens_total")).isFalse();
             // the sidecar keeps serving
             assertThat(f.post(f.proxyPort, "/v1/chat/completions", STREAM, Map.of()).failure()).isNull();
         }

@@ -86,6 +86,13 @@ class GoodputEndToEndTest {
             assertThat(s.sum("llm_sidecar_slo_requests_total", "slo_class", "batch")).isEqualTo(1);
             assertThat(s.sum("llm_sidecar_slo_good_requests_total", "slo_class", "batch")).isEqualTo(1);
             assertThat(s.sum("llm_sidecar_slo_target_ratio", "objective", "interactive")).isEqualTo(0.9);
+            // every generated token useful or wasted: the 7 good requests (both classes) x 8 tokens; the 5 that missed
+            // an objective; the 2 tokens streamed before the break (the 500 generated none)
+            assertThat(s.sum("llm_sidecar_useful_output_tokens_total", "model", "sim-llama-8b")).isEqualTo(7 * 8);
+            assertThat(s.sum("llm_sidecar_wasted_output_tokens_total", "model", "sim-llama-8b", "reason",
+                    "slo_missed")).isEqualTo(5 * 8);
+            assertThat(s.sum("llm_sidecar_wasted_output_tokens_total", "model", "sim-llama-8b", "reason", "failed"))
+                    .isEqualTo(2);
             // the 0.35 s threshold became a bucket boundary of every latency histogram
             assertThat(s.has("gen_ai_server_time_to_first_token_seconds_bucket", "le", "0.35")).isTrue();
             // cache split and engine decomposition (the engine reports vLLM per-request metrics)

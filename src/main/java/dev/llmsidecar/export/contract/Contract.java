@@ -6,6 +6,7 @@ import static dev.llmsidecar.export.contract.Label.ENGINE;
 import static dev.llmsidecar.export.contract.Label.ERROR_TYPE;
 import static dev.llmsidecar.export.contract.Label.FINISH_REASON;
 import static dev.llmsidecar.export.contract.Label.FORMAT;
+import static dev.llmsidecar.export.contract.Label.GPU;
 import static dev.llmsidecar.export.contract.Label.LOAD_BAND;
 import static dev.llmsidecar.export.contract.Label.METRIC;
 import static dev.llmsidecar.export.contract.Label.MODEL;
@@ -180,6 +181,23 @@ public final class Contract {
     public static final Series SLO_TARGET = gauge("llm_sidecar.slo.target_ratio", "1",
             "Configured target share of good requests per objective", OBJECTIVE);
 
+    // ---- useful and wasted work, cost ----
+
+    public static final Series USEFUL_TOKENS = counter("llm_sidecar.useful_output_tokens", "{token}",
+            "Output tokens of requests that completed and met every objective that applies to them", MODEL, TENANT);
+    public static final Series WASTED_TOKENS = counter("llm_sidecar.wasted_output_tokens", "{token}",
+            "Output tokens generated for requests that served no user: cancelled by the client, failed, or finished "
+                    + "outside their SLO", MODEL, REASON, TENANT);
+    public static final Series COST_SPEND = counter("llm_sidecar.cost.spend", "{currency}",
+            "Serving cost of finished requests at the configured price per million input and output tokens",
+            MODEL, TENANT);
+    public static final Series COST_GPU_SPEND = counter("llm_sidecar.cost.gpu_spend", "{currency}",
+            "Serving cost accrued since start at the configured price per GPU-hour and GPU count");
+    public static final Series COST_PER_MILLION_OUTPUT = gauge("llm_sidecar.cost.per_million_output_tokens",
+            "{currency}", "Cost over sidecar.cost.window / output tokens generated in it x 10^6 (NaN without tokens)");
+    public static final Series COST_PER_MILLION_GOOD = gauge("llm_sidecar.cost.per_million_useful_output_tokens",
+            "{currency}", "Cost over sidecar.cost.window / useful output tokens in it x 10^6 (NaN without them)");
+
     // ---- live windows ----
 
     public static final Series WINDOW_P99 = add(new Series("llm_sidecar.latency_window_p99", Kind.GAUGE, "s",
@@ -225,6 +243,8 @@ public final class Contract {
             "Prompt tokens the engine processed since it started, computed and taken from the prefix cache");
     public static final Series ENGINE_PROMPT_CACHED = engineCounter("llm_sidecar.engine.prompt_tokens_cached",
             "{token}", "Prompt tokens the engine took from its prefix cache since it started");
+    public static final Series ENGINE_GENERATION_TOKENS = engineCounter("llm_sidecar.engine.generation_tokens",
+            "{token}", "Output tokens the engine generated since it started, for every request, cancelled ones too");
     public static final Series ENGINE_SPEC_DRAFTS = engineCounter("llm_sidecar.engine.spec_decode_drafts", "{draft}",
             "Speculative-decoding draft steps since the engine started");
     public static final Series ENGINE_SPEC_DRAFT_TOKENS = engineCounter("llm_sidecar.engine.spec_decode_draft_tokens",
@@ -237,6 +257,24 @@ public final class Contract {
             "1 when the engine's health endpoint answered 2xx at the last probe, else 0");
     public static final Series ENGINE_STARTED = gauge("llm_sidecar.engine.started", "1",
             "1 once the engine has been ready at least once since the sidecar started, else 0 (still loading)");
+
+    // ---- GPUs (NVIDIA DCGM exporter, optional) ----
+    // Registered only with sidecar.gpu.dcgm-url (gpu/GpuScrapeLifecycle); a GPU's gauges once it was first seen, NaN
+    // while the exporter cannot be read or no longer lists it. Names: dcgm-exporter's etc/default-counters.csv.
+
+    public static final Series GPU_UP = gauge("llm_sidecar.gpu.up", "1",
+            "1 when the last scrape of the DCGM exporter succeeded and had GPUs of this pod, else 0");
+    public static final Series GPU_UTILIZATION = gauge("llm_sidecar.gpu.utilization_ratio", "1",
+            "Share of time the GPU was busy 0..1 (DCGM_FI_DEV_GPU_UTIL / 100; without it, e.g. a MIG instance, "
+                    + "DCGM_FI_PROF_GR_ENGINE_ACTIVE)", GPU);
+    public static final Series GPU_MEMORY_USED = gauge("llm_sidecar.gpu.memory_used_bytes", "By",
+            "GPU framebuffer memory used (DCGM_FI_DEV_FB_USED, MiB x 2^20)", GPU);
+    public static final Series GPU_MEMORY_RATIO = gauge("llm_sidecar.gpu.memory_used_ratio", "1",
+            "GPU framebuffer memory used / (used + free) 0..1 (DCGM_FI_DEV_FB_USED, DCGM_FI_DEV_FB_FREE)", GPU);
+    public static final Series GPU_POWER = gauge("llm_sidecar.gpu.power_watts", "W",
+            "GPU power draw (DCGM_FI_DEV_POWER_USAGE)", GPU);
+    public static final Series GPU_SCRAPES = counter("llm_sidecar.gpu.scrapes", "{scrape}",
+            "Scrapes of the DCGM exporter by result", RESULT);
 
     // ---- OTLP export (Prometheus only: telemetry about losing telemetry is read where it is not lost) ----
 

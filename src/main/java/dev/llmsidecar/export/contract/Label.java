@@ -32,6 +32,7 @@ public enum Label {
     TENANT("tenant", "llm_sidecar.tenant"),
     LOAD_BAND("load_band", "llm_sidecar.load_band"),
     PHASE("phase", "llm_sidecar.engine.phase"),
+    GPU("gpu", "llm_sidecar.gpu"),
     // OTLP only
     PROVIDER(null, "gen_ai.provider.name"),
     ERROR_TYPE(null, "error.type"),

@@ -100,6 +100,10 @@ class MetricsContractParityTest {
         LiveWindows windows = new LiveWindows(recorders, config.windows(), System::nanoTime);
         dev.llmsidecar.export.SaturationMetrics saturation = new dev.llmsidecar.export.SaturationMetrics(recorders,
                 config.saturation(), metrics::inFlight, System::nanoTime);
+        // useful / wasted tokens and cost, at a per-token price (a GPU-hour price is the other way: WorkMetricsTest)
+        dev.llmsidecar.export.WorkMetrics work = new dev.llmsidecar.export.WorkMetrics(recorders,
+                TestConfigs.sidecar("http://127.0.0.1:1", Map.of("sidecar.cost.input-price-per-million", "0.5",
+                        "sidecar.cost.output-price-per-million", "2")).cost(), System::nanoTime);
         Vertx vertx = Vertx.vertx();
         try {
             // the engine's series: a scrape of a vLLM exposition (gauges, counters, a phase histogram), a health probe
@@ -110,6 +114,7 @@ class MetricsContractParityTest {
                     vllm:num_preemptions_total{model_name="m"} 2
                     vllm:prompt_tokens_total{model_name="m"} 100
                     vllm:prompt_tokens_cached_total{model_name="m"} 60
+                    vllm:generation_tokens_total{model_name="m"} 50
                     vllm:spec_decode_num_drafts_total{model_name="m"} 10
                     vllm:spec_decode_num_draft_tokens_total{model_name="m"} 30
                     vllm:spec_decode_num_accepted_tokens_total{model_name="m"} 20
@@ -128,6 +133,26 @@ class MetricsContractParityTest {
             EngineHealth health = new EngineHealth(vertx, recorders, URI.create("http://127.0.0.1:" + port + "/health"),
                     Duration.ofMillis(100), Duration.ofSeconds(1));
             health.start();
+
+            // ---- GPUs: a scrape of a DCGM exporter (its own server), one GPU of pod "p"; waits until it is up ----
+            String dcgm = """
+                    DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1",device="nvidia0",pod="p"} 87
+                    DCGM_FI_DEV_FB_USED{gpu="0",UUID="GPU-1",device="nvidia0",pod="p"} 73460
+                    DCGM_FI_DEV_FB_FREE{gpu="0",UUID="GPU-1",device="nvidia0",pod="p"} 7893
+                    DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-1",device="nvidia0",pod="p"} 312.448000
+                    """;
+            int dcgmPort = vertx.createHttpServer().requestHandler(r -> r.response().end(dcgm))
+                    .listen(0, "127.0.0.1").toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS)
+                    .actualPort();
+            dev.llmsidecar.gpu.DcgmScraper gpus = new dev.llmsidecar.gpu.DcgmScraper(vertx, recorders,
+                    URI.create("http://127.0.0.1:" + dcgmPort + "/metrics"), new dev.llmsidecar.gpu.DcgmNormaliser("p"),
+                    Duration.ofMillis(100), Duration.ofSeconds(1));
+            gpus.start();
+            for (long gpuDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                    !gpus.up() && System.nanoTime() < gpuDeadline; ) {
+                Thread.sleep(20);
+            }
+            // ---- end of GPUs ----
             new OtlpExportStats(registry); // Prometheus only, by declaration
 
             // traffic: every kind of request
@@ -145,6 +170,7 @@ class MetricsContractParityTest {
                 var verdict = SloEvaluator.evaluate(r, policy.applicable("m", "default"));
                 slo.record("m", "default", "t", r.outputTokens(), verdict);
                 windows.record("m", r);
+                work.record("m", "t", r, verdict);
             }
             slo.record("m", "default", "t", 1, SloEvaluator.evaluate(stream(Outcome.OK, 200, false), List.of()));
             metrics.chunkWritten(MS);
@@ -207,8 +233,10 @@ class MetricsContractParityTest {
             Set<String> missing = new TreeSet<>();
             // (but the span queue's gauges: they exist while a span queue does, with OTLP tracing on)
             Set<Series> withSpanQueue = Set.of(Contract.OTLP_SPAN_QUEUE, Contract.OTLP_SPAN_QUEUE_CAPACITY);
+            // (and the GPU-hour spend: one price or the other, the per-token one here; WorkMetricsTest has both)
+            Set<Series> otherPricing = Set.of(Contract.COST_GPU_SPEND);
             Contract.all().stream().filter(s -> s.on(Backend.PROMETHEUS) && !prometheus.containsKey(s.name())
-                    && !withSpanQueue.contains(s)).forEach(s -> missing.add(s.name()));
+                    && !withSpanQueue.contains(s) && !otherPricing.contains(s)).forEach(s -> missing.add(s.name()));
             assertThat(missing).isEmpty();
             assertThat(otlp).containsKeys(Contract.TTFT.name(), Contract.ENGINE_PREEMPTIONS.name(),
                     Contract.SLO_EXCLUDED.name(), Contract.WINDOW_P99.name(), Contract.USAGE_SKIPPED.name(),

@@ -80,6 +80,9 @@ class SeriesBudgetTest {
         LlmMetrics metrics = new LlmMetrics(recorders, config.metrics(), LlmMetrics.Upstream.NONE);
         SloMetrics slo = new SloMetrics(recorders, policy.objectives());
         LiveWindows windows = new LiveWindows(recorders, config.windows(), System::nanoTime);
+        // cost at a per-token price: its spend series is per model (and tenant)
+        dev.llmsidecar.export.WorkMetrics work = new dev.llmsidecar.export.WorkMetrics(recorders, TestConfigs.sidecar(
+                "http://127.0.0.1:1", Map.of("sidecar.cost.output-price-per-million", "1")).cost(), System::nanoTime);
 
         List<String> finishReasons = Arrays.asList("stop", "length", "tool_calls", "content_filter", "function_call",
                 "abort", "error", "something_new", null);
@@ -102,8 +105,10 @@ class SeriesBudgetTest {
                             t.onServerTimings(new ServerTimings(MS, MS, 50 * MS, 40 * MS));
                             RequestResult r = t.finish((slow ? 40_000 : 200) * MS, outcome, status);
                             metrics.requestFinished("m", "a", "chat", null, "openai_chat", r);
-                            slo.record("m", "default", "a", r.outputTokens(), SloEvaluator.evaluate(r,
-                                    policy.applicable("m", "default"), policy.badClientStatuses()));
+                            var verdict = SloEvaluator.evaluate(r, policy.applicable("m", "default"),
+                                    policy.badClientStatuses());
+                            slo.record("m", "default", "a", r.outputTokens(), verdict);
+                            work.record("m", "a", r, verdict);
                             windows.record("m", r);
                             n++;
                         }
