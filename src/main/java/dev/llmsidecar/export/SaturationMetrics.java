@@ -75,13 +75,17 @@ public final class SaturationMetrics {
 
     /** The knee in requests in flight: configured, else the live estimate; NaN when neither is known. */
     public double knee() {
-        return configuredKnee != null ? configuredKnee : estimator.estimate().kneeRequests();
+        return knee(estimator.estimate());
+    }
+
+    private double knee(KneeEstimator.Estimate e) {
+        return configuredKnee != null ? configuredKnee : e.kneeRequests();
     }
 
     /** The {@code saturation} member of /q/llm (docs/slo.md). */
     JsonObject render() {
         KneeEstimator.Estimate e = estimator.estimate();
-        double knee = configuredKnee != null ? configuredKnee : e.kneeRequests();
+        double knee = knee(e);
         String source = configuredKnee != null ? "configured" : Double.isNaN(knee) ? null
                 : e.inWindow() ? "estimated" : "held";
         int now = inFlight.getAsInt();

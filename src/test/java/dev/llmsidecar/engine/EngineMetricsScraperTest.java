@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.llmsidecar.support.Waits;
 import dev.llmsidecar.engine.ExpositionParser.Sample;
 import dev.llmsidecar.export.contract.Recorders;
 import io.micrometer.prometheus.PrometheusConfig;
@@ -270,10 +271,10 @@ class EngineMetricsScraperTest {
     }
 
     private void eventually(String what, BooleanSupplier condition) {
-        EngineSamples.eventually(registry, java.time.Duration.ofSeconds(5), what, condition);
+        Waits.eventually(registry, "llm_sidecar_engine", java.time.Duration.ofSeconds(5), what, condition);
     }
 
     private static <T> T await(Future<T> future) {
-        return EngineSamples.await(future);
+        return Waits.await(future, java.time.Duration.ofSeconds(10));
     }
 }

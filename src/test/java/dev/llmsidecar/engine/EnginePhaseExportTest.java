@@ -3,6 +3,7 @@ package dev.llmsidecar.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.llmsidecar.support.Waits;
 import dev.llmsidecar.engine.ExpositionParser.Sample;
 import dev.llmsidecar.export.MetricsScrape;
 import dev.llmsidecar.export.contract.Buckets;
@@ -290,10 +291,10 @@ class EnginePhaseExportTest {
     }
 
     private void eventually(String what, BooleanSupplier condition) {
-        EngineSamples.eventually(registry, java.time.Duration.ofSeconds(10), what, condition);
+        Waits.eventually(registry, "llm_sidecar_engine", java.time.Duration.ofSeconds(10), what, condition);
     }
 
     private static <T> T await(Future<T> future) {
-        return EngineSamples.await(future);
+        return Waits.await(future, java.time.Duration.ofSeconds(10));
     }
 }

@@ -32,31 +32,4 @@ final class EngineSamples {
         return ExpositionParser.parse(text(file)).samples();
     }
 
-    /** Waits up to {@code timeout} for {@code condition}; on timeout fails with the engine series of the scrape. */
-    static void eventually(io.micrometer.prometheus.PrometheusMeterRegistry registry, java.time.Duration timeout,
-            String what, java.util.function.BooleanSupplier condition) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what + "; engine series now:\n"
-                        + registry.scrape().lines().filter(l -> l.startsWith("llm_sidecar_engine"))
-                                .collect(java.util.stream.Collectors.joining("\n")));
-            }
-            try {
-                Thread.sleep(10);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException(e);
-            }
-        }
-    }
-
-    /** The future's result within 10 s. */
-    static <T> T await(io.vertx.core.Future<T> future) {
-        try {
-            return future.toCompletionStage().toCompletableFuture().get(10, java.util.concurrent.TimeUnit.SECONDS);
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
-    }
 }

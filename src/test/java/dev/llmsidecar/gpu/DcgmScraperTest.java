@@ -8,6 +8,7 @@ import static dev.llmsidecar.gpu.GpuSamples.text;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.llmsidecar.support.Waits;
 import dev.llmsidecar.engine.ExpositionParser;
 import dev.llmsidecar.engine.ExpositionParser.Sample;
 import dev.llmsidecar.export.contract.Recorders;
@@ -23,7 +24,6 @@ import io.vertx.core.http.HttpServerRequest;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
@@ -296,27 +296,10 @@ class DcgmScraperTest {
     }
 
     private void eventually(String what, BooleanSupplier condition) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what + "; GPU series now:\n"
-                        + registry.scrape().lines().filter(l -> l.startsWith("llm_sidecar_gpu"))
-                                .collect(Collectors.joining("\n")));
-            }
-            try {
-                Thread.sleep(10);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException(e);
-            }
-        }
+        Waits.eventually(registry, "llm_sidecar_gpu", Duration.ofSeconds(5), what, condition);
     }
 
     static <T> T await(Future<T> future) {
-        try {
-            return future.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
+        return Waits.await(future, Duration.ofSeconds(10));
     }
 }

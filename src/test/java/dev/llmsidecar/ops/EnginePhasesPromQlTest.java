@@ -107,10 +107,6 @@ class EnginePhasesPromQlTest {
     }
 
     private static <T> T await(Future<T> future) {
-        try {
-            return future.toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
+        return dev.llmsidecar.support.Waits.await(future, java.time.Duration.ofSeconds(10));
     }
 }
