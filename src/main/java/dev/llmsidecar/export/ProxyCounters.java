@@ -46,6 +46,7 @@ public final class ProxyCounters {
     private final Bound usageMembersRemoved;
     private final Bound usageReframed;
     private final Bound retriedClosedBeforeResponse;
+    private final Bound retriedCompressedAfterInjection;
     private final Bound idleConnectionsRetired;
     private final Bound bodyTooLargeDeclared;
     private final Bound bodyTooLargeStreamed;
@@ -60,6 +61,7 @@ public final class ProxyCounters {
         usageMembersRemoved = start(recorders, USAGE_MEMBERS_REMOVED);
         usageReframed = start(recorders, USAGE_REFRAMED);
         retriedClosedBeforeResponse = start(recorders, UPSTREAM_RETRIES, "closed_before_response");
+        retriedCompressedAfterInjection = start(recorders, UPSTREAM_RETRIES, "compressed_after_injection");
         idleConnectionsRetired = start(recorders, IDLE_CONNECTIONS_RETIRED);
         bodyTooLargeDeclared = start(recorders, BODY_TOO_LARGE, "declared");
         bodyTooLargeStreamed = start(recorders, BODY_TOO_LARGE, "streamed");
@@ -111,6 +113,11 @@ public final class ProxyCounters {
 
     public void retriedClosedBeforeResponse() {
         retriedClosedBeforeResponse.record(1);
+    }
+
+    /** The client's own request sent in place of one whose include_usage answer came compressed. */
+    public void retriedCompressedAfterInjection() {
+        retriedCompressedAfterInjection.record(1);
     }
 
     public void idleConnectionRetired() {

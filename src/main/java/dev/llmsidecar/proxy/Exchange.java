@@ -46,6 +46,7 @@ final class Exchange implements UpstreamConnection.Listener {
     private RequestOptions upstreamOptions;
     private MultiMap upstreamHeaders;
     private Buffer body;              // the whole body, or the part read before the rest is piped
+    private Buffer clientBody;        // the client's own body, while body is the one with include_usage turned on
     private boolean bodyPiped;        // the rest of the body streams from the client: no second attempt
     private boolean retried;
 
@@ -145,6 +146,7 @@ final class Exchange implements UpstreamConnection.Listener {
             request.handler(null);
             request.endHandler(null);
             Buffer upstreamBody = llm.inspect(read);
+            clientBody = llm.bodyEdited() ? read : null;
             sendUpstream(upstreamBody, false, llm.bodyEdited() ? SKIP_WITH_NEW_BODY : SKIP_ALWAYS);
             llm.requestSent();
         });
@@ -158,19 +160,51 @@ final class Exchange implements UpstreamConnection.Listener {
     private void sendUpstream(Buffer first, boolean piped, Set<String> skip) {
         body = first;
         bodyPiped = piped;
-        upstreamHeaders = HttpHeaders.headers();
-        ForwardedHeaders.copy(request.headers(), upstreamHeaders, skip);
-        if (llm != null) {
-            llm.span().inject(upstreamHeaders);
-        }
-        upstreamHeaders.set(HttpHeaderNames.HOST, proxy.config.upstream().preserveHost() && request.authority() != null
-                ? request.authority().toString() : proxy.target.authority());
         upstreamOptions = new RequestOptions()
                 .setMethod(request.method())
                 .setURI(proxy.target.requestUri(request.uri()))
-                .setHeaders(upstreamHeaders);
+                .setHeaders(upstreamHeaders(skip));
         armIdleTimer();
         attempt(proxy.client(), 0);
+    }
+
+    private MultiMap upstreamHeaders(Set<String> skip) {
+        upstreamHeaders = HttpHeaders.headers();
+        ForwardedHeaders.copy(request.headers(), upstreamHeaders, skip);
+        if (llm != null) {
+            llm.prepareUpstreamHeaders(upstreamHeaders);
+        }
+        upstreamHeaders.set(HttpHeaderNames.HOST, proxy.config.upstream().preserveHost() && request.authority() != null
+                ? request.authority().toString() : proxy.target.authority());
+        return upstreamHeaders;
+    }
+
+    /**
+     * The engine compressed a stream that the sidecar had turned include_usage on for, although it was asked for
+     * identity: compressed bytes cannot be edited, and forwarding them would hand the client the injected usage.
+     * Nothing of the response has been forwarded (its head is in hand, not a body byte), so the edited request is
+     * abandoned (the engine stops generating) and the client's own request goes out instead, on a new connection:
+     * the client gets exactly the response it would have got directly.
+     */
+    private void resendAsTheClientWroteIt() {
+        counters.retriedCompressedAfterInjection();
+        proxy.warnOnce("retry_compressed_after_injection", "the engine compressed a stream for which the sidecar "
+                + "had turned include_usage on and asked for identity encoding; the client's own request was sent "
+                + "instead. The sidecar no longer turns include_usage on for this model; further cases are counted in "
+                + "llm_sidecar_upstream_retries_total, not logged");
+        HttpClientRequest abandoned = upstreamRequest;
+        // its reset is expected: unhandled, Vert.x would log it at ERROR; the request's own handlers ignore what
+        // follows, as it is no longer upstreamRequest
+        upstreamResponse.exceptionHandler(IGNORE);
+        upstreamRequest = null;
+        upstreamResponse = null;
+        connection = null;
+        retried = true;
+        abandoned.reset();
+        body = clientBody;
+        clientBody = null;
+        upstreamOptions.setHeaders(upstreamHeaders(SKIP_ALWAYS));
+        attempt(proxy.freshClient(), MAX_RETIRED_PER_REQUEST);
     }
 
     /**
@@ -305,6 +339,7 @@ final class Exchange implements UpstreamConnection.Listener {
      */
     private void releaseRequest() {
         body = null;
+        clientBody = null;
         request.headers().clear();
         if (upstreamRequest != null) {
             upstreamRequest.headers().clear();
@@ -323,6 +358,10 @@ final class Exchange implements UpstreamConnection.Listener {
         lastUpstreamActivity = now;
         upstreamResponse = ar.result();
         if (clientGone || finished) {
+            return;
+        }
+        if (llm != null && llm.injectionMetCompression(upstreamResponse.statusCode(), upstreamResponse.headers())) {
+            resendAsTheClientWroteIt();
             return;
         }
         releaseRequest();
@@ -570,6 +609,7 @@ final class Exchange implements UpstreamConnection.Listener {
         }
         pending = null;
         body = null;
+        clientBody = null;
         if (idleTimer >= 0) {
             proxy.vertx.cancelTimer(idleTimer);
         }

@@ -106,8 +106,32 @@ final class LlmCall {
         return operation.label() + '\n' + (modelName == null ? "" : modelName);
     }
 
-    RequestSpan span() {
-        return span;
+    /**
+     * Adds what the sidecar sends upstream besides the client's headers: the trace context, and, where it turned
+     * include_usage on, {@code Accept-Encoding: identity}, because it can remove the usage only from bytes that are
+     * not compressed ({@link #injectionMetCompression}).
+     */
+    void prepareUpstreamHeaders(MultiMap headers) {
+        span.inject(headers);
+        if (usage == UsageHandling.REMOVE) {
+            headers.set(HttpHeaders.ACCEPT_ENCODING, HttpHeaders.IDENTITY);
+        }
+    }
+
+    /**
+     * True when the engine answered a request the sidecar turned include_usage on for with a compressed success
+     * although it was asked for identity: the exchange then sends the client's own request instead
+     * (docs/reliability.md), and this call measures that one as an unedited stream. The engine is not asked again
+     * for this model.
+     */
+    boolean injectionMetCompression(int status, MultiMap headers) {
+        if (usage != UsageHandling.REMOVE || status / 100 != 2
+                || InflatingDecoder.identity(headers.get(HttpHeaders.CONTENT_ENCODING))) {
+            return false;
+        }
+        usage = UsageHandling.OBSERVE;
+        proxy.usagePolicy.compressedDespiteIdentity(policyKey());
+        return true;
     }
 
     /**
@@ -146,15 +170,15 @@ final class LlmCall {
             counters.notDecodedForEncoding();
             return false; // forwarded untouched, timed as a body without tokens
         }
-        // a compressed body cannot be edited: its bytes pass as they are, an inflated copy is measured
-        UsageHandling handling = compressed && usage == UsageHandling.REMOVE ? UsageHandling.OBSERVE : usage;
-        UpstreamResponse response = new UpstreamResponse(contentType, headers, hasLength, handling,
+        // a compressed body passes as it is (an injected one never gets here: injectionMetCompression), an inflated
+        // copy is measured
+        UpstreamResponse response = new UpstreamResponse(contentType, headers, hasLength, usage,
                 proxy.config.llm().maxHeldEventBytes(), proxy.config.llm().maxInspectedBodyBytes());
         decoder = operation.format().decoder(timeline, response);
         if (inflate) {
             decoder = InflatingDecoder.wrap(decoder, timeline, encoding);
         }
-        boolean reframe = handling == UsageHandling.REMOVE && hasLength && streaming;
+        boolean reframe = usage == UsageHandling.REMOVE && hasLength && streaming;
         if (reframe) {
             counters.usageReframed();
         }
@@ -202,7 +226,7 @@ final class LlmCall {
             return;
         }
         UsageReport report = decoder.usageReport();
-        if (usage == UsageHandling.REMOVE && !compressed) {
+        if (usage == UsageHandling.REMOVE) {
             counters.usageRemoved(report.chunksRemoved(), report.membersRemoved());
         }
         if (outcome == Outcome.OK && result.streaming()) {

@@ -42,7 +42,19 @@ class ByteExactMatrixTest {
 
     enum Asked { ABSENT, TRUE, FALSE }
 
-    enum Encoding { IDENTITY, GZIP, DEFLATE }
+    /**
+     * GZIP and DEFLATE: the engine compresses for a client that accepts it. GZIP_UNASKED: the engine answers the first
+     * two requests of a model (the direct and the proxied learning request) uncompressed, and compresses every later
+     * answer with gzip whatever the request accepts, identity included: the sidecar, having learned an engine that
+     * does not compress, meets a compressed answer to a stream it turned include_usage on for.
+     */
+    enum Encoding {
+        IDENTITY, GZIP, DEFLATE, GZIP_UNASKED;
+
+        String coding() {
+            return this == DEFLATE ? "deflate" : "gzip";
+        }
+    }
 
     static final int[] EVENT_SIZES = {16, 64 * 1024, 1536 * 1024, 4 * 1024 * 1024};
     /** Hop-by-hop or per-response headers: not part of what must be identical. */
@@ -109,22 +121,26 @@ class ByteExactMatrixTest {
 
     /** Writes the response as the combo says; one flush (and one HTTP chunk) per event. */
     static void respond(RawUpstream.Request r, OutputStream out) throws IOException {
-        respond(r, out, new java.util.concurrent.ConcurrentHashMap<>());
+        respond(r, out, new java.util.concurrent.ConcurrentHashMap<>(), new java.util.concurrent.ConcurrentHashMap<>());
     }
 
     /** @param cache encoded pieces per model, usage and encoding: each is built once (compressing 4 MB is slow) */
-    static void respond(RawUpstream.Request r, OutputStream out, Map<String, List<byte[]>> cache) throws IOException {
+    static void respond(RawUpstream.Request r, OutputStream out, Map<String, List<byte[]>> cache,
+            Map<String, java.util.concurrent.atomic.AtomicInteger> answered) throws IOException {
         JsonObject body = new JsonObject(new String(r.body(), StandardCharsets.UTF_8));
         Combo c = Combo.of(body.getString("model"));
         JsonObject options = body.getJsonObject("stream_options");
         boolean asked = options != null && Boolean.TRUE.equals(options.getBoolean("include_usage"));
         String accept = r.header("accept-encoding");
-        Encoding encoding = accept != null && accept.contains("gzip") ? c.encoding : Encoding.IDENTITY;
+        int answer = answered.computeIfAbsent(c.model(), m -> new java.util.concurrent.atomic.AtomicInteger())
+                .incrementAndGet();
+        Encoding encoding = c.encoding == Encoding.GZIP_UNASKED ? (answer > 2 ? c.encoding : Encoding.IDENTITY)
+                : accept != null && accept.contains("gzip") ? c.encoding : Encoding.IDENTITY;
         List<byte[]> pieces = cache.computeIfAbsent(c.model() + asked + encoding, k -> encode(c, asked, encoding));
         StringBuilder head = new StringBuilder("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\n"
                 + "x-engine: raw\r\ncache-control: no-cache\r\n");
         if (encoding != Encoding.IDENTITY) {
-            head.append("content-encoding: ").append(encoding.name().toLowerCase(Locale.ROOT)).append("\r\n");
+            head.append("content-encoding: ").append(encoding.coding()).append("\r\n");
         }
         switch (c.framing) {
             case CHUNKED -> head.append("transfer-encoding: chunked\r\n");
@@ -150,7 +166,7 @@ class ByteExactMatrixTest {
         try {
             ByteArrayOutputStream encoded = new ByteArrayOutputStream();
             DeflaterOutputStream compressor = switch (encoding) {
-                case GZIP -> new GZIPOutputStream(encoded, true);
+                case GZIP, GZIP_UNASKED -> new GZIPOutputStream(encoded, true);
                 case DEFLATE -> new DeflaterOutputStream(encoded, new Deflater(6), true);
                 case IDENTITY -> null;
             };
@@ -195,7 +211,8 @@ class ByteExactMatrixTest {
         try (Socket s = new Socket("127.0.0.1", port)) {
             s.setSoTimeout(30_000);
             s.setTcpNoDelay(true);
-            String accept = c.encoding == Encoding.IDENTITY ? "" : "accept-encoding: gzip, deflate\r\n";
+            boolean accepts = c.encoding == Encoding.GZIP || c.encoding == Encoding.DEFLATE;
+            String accept = accepts ? "accept-encoding: gzip, deflate\r\n" : "";
             ByteArrayOutputStream request = new ByteArrayOutputStream();
             request.write(("POST /v1/chat/completions HTTP/1.1\r\nhost: engine\r\nconnection: close\r\n"
                     + "content-type: application/json\r\n" + accept + "content-length: " + body.length + "\r\n\r\n")
@@ -233,13 +250,15 @@ class ByteExactMatrixTest {
 
     /** Whether the sidecar, once it learned the combo's layout, turns include_usage on for a client that did not. */
     static boolean injects(Combo c) {
-        return c.encoding == Encoding.IDENTITY && c.framing != Framing.LENGTH && c.placement != Placement.ALWAYS;
+        return (c.encoding == Encoding.IDENTITY || c.encoding == Encoding.GZIP_UNASKED) && c.framing != Framing.LENGTH
+                && c.placement != Placement.ALWAYS;
     }
 
     @Test
     void everyFramingUsagePlacementEventSizeAndEncodingIsByteIdenticalToADirectConnection() throws Exception {
         Map<String, List<byte[]>> cache = new java.util.concurrent.ConcurrentHashMap<>();
-        try (RawUpstream raw = new RawUpstream((r, s, out) -> respond(r, out, cache));
+        Map<String, java.util.concurrent.atomic.AtomicInteger> answered = new java.util.concurrent.ConcurrentHashMap<>();
+        try (RawUpstream raw = new RawUpstream((r, s, out) -> respond(r, out, cache, answered));
                 ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(), Map.of(), raw.url())) {
             int combos = 0;
             int injected = 0;
@@ -264,9 +283,12 @@ class ByteExactMatrixTest {
             Scrape s = f.scrape();
             assertThat(s.sum("llm_sidecar_usage_injected_total")).isEqualTo(injected);
             assertThat(s.sum("llm_sidecar_usage_not_removed_total")).isZero();
+            // every injected stream that came compressed anyway was asked again as the client wrote it
+            assertThat(s.sum("llm_sidecar_upstream_retries_total", "reason", "compressed_after_injection"))
+                    .isEqualTo(injected / 2);
             assertThat(s.sum("llm_sidecar_usage_injection_skipped_total", "reason", "learning")).isEqualTo(combos);
-            // identity encoding x (chunked, close-delimited) x 4 placements x 6 size/line-ending cases
-            assertThat(injected).as("combos where usage was injected and removed").isEqualTo(48);
+            // (identity, gzip unasked) x (chunked, close-delimited) x 4 placements x 6 size/line-ending cases
+            assertThat(injected).as("combos where usage was injected").isEqualTo(96);
             // every response was measured, compressed or not: a first token in each
             assertThat(s.sum("gen_ai_server_time_to_first_token_seconds_count")).isEqualTo(combos * 4);
         }
@@ -281,14 +303,24 @@ class ByteExactMatrixTest {
         boolean injected = false;
         for (Asked asked : Asked.values()) {
             Raw direct = get(raw.server.getLocalPort(), c, asked);
+            int engineRequests = raw.requests.size();
             Raw proxied = get(f.proxyPort, c, asked);
             boolean thisOneInjected = injectedSoFar(f) > before;
             before = injectedSoFar(f);
             assertThat(thisOneInjected).as("%s %s injected", c, asked).isEqualTo(asked == Asked.ABSENT && injects(c));
             injected |= thisOneInjected;
-            // the engine got include_usage:true exactly when the sidecar injected it
-            String engineSaw = new String(raw.requests.get(raw.requests.size() - 1).body(), StandardCharsets.UTF_8);
-            assertThat(engineSaw.contains("\"include_usage\":true")).isEqualTo(asked == Asked.TRUE || thisOneInjected);
+            // the engine got include_usage:true exactly when the sidecar injected it; an injected stream answered
+            // compressed is followed by the client's own request, whose answer is the one forwarded
+            List<RawUpstream.Request> engineSaw =
+                    List.copyOf(raw.requests.subList(engineRequests, raw.requests.size()));
+            boolean resent = thisOneInjected && c.encoding == Encoding.GZIP_UNASKED;
+            assertThat(engineSaw).as("%s %s", c, asked).hasSize(resent ? 2 : 1);
+            assertThat(new String(engineSaw.get(0).body(), StandardCharsets.UTF_8).contains("\"include_usage\":true"))
+                    .isEqualTo(asked == Asked.TRUE || thisOneInjected);
+            if (resent) {
+                assertThat(engineSaw.get(0).header("accept-encoding")).isEqualTo("identity");
+                assertThat(engineSaw.get(1).body()).isEqualTo(requestBody(c, asked).getBytes(StandardCharsets.UTF_8));
+            }
             assertSame(c, asked, direct, proxied, thisOneInjected && c.framing == Framing.LENGTH);
         }
         return injected;
@@ -300,7 +332,7 @@ class ByteExactMatrixTest {
     }
 
     static void assertSame(Combo c, Asked asked, Raw direct, Raw proxied, boolean reframed) {
-        String what = c + " asked=" + asked;
+        String what = c == null ? "" : c + " asked=" + asked;
         assertThat(proxied.statusLine()).as(what).isEqualTo(direct.statusLine());
         Map<String, String> expected = direct.endToEnd();
         Map<String, String> got = proxied.endToEnd();

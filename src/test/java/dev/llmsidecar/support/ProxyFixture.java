@@ -93,6 +93,25 @@ public final class ProxyFixture implements AutoCloseable {
         return new Scrape(registry.scrape());
     }
 
+    /**
+     * A scrape once no LLM request is in flight and every event loop has finished what it was doing (within 10 s).
+     * A client that read a response's last byte may look before the sidecar, on its event loop, has recorded the
+     * request that ended with that byte: on a busy machine that gap can be milliseconds. A request is recorded within
+     * one event-loop task, so a task queued behind it on every loop runs only once it is recorded.
+     */
+    public Scrape settledScrape() {
+        Waits.eventually(registry, "llm_sidecar_requests_in_flight", java.time.Duration.ofSeconds(10),
+                "no LLM request in flight", () -> telemetry.metrics().inFlight() == 0);
+        for (io.netty.util.concurrent.EventExecutor loop : vertx.nettyEventLoopGroup()) {
+            try {
+                loop.submit(() -> { }).get(10, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                throw new IllegalStateException("event loop " + loop + " did not come round", e);
+            }
+        }
+        return scrape();
+    }
+
     public Received post(int port, String path, String body, Map<String, String> headers) {
         return await(send(port, HttpMethod.POST, path, Buffer.buffer(body), headers));
     }

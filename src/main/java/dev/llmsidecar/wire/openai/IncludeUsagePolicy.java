@@ -49,10 +49,12 @@ public final class IncludeUsagePolicy {
         }
     }
 
-    /** Why usage the sidecar asked for could not be removed (the client saw it). */
+    /**
+     * Why usage the sidecar asked for could not be removed (the client saw it). A compressed answer is not among
+     * them: the sidecar asks for identity when it injects, and sends the client's own request where an engine
+     * compresses all the same, before a byte of the answer is forwarded.
+     */
     public enum UsageKept {
-        /** The response came compressed: its bytes are forwarded untouched. */
-        COMPRESSED("compressed"),
         /** The usage chunk carried members the stream's other chunks did not (see {@link UsageSkip#LAYOUT}). */
         LAYOUT("layout");
 
@@ -172,10 +174,20 @@ public final class IncludeUsagePolicy {
     }
 
     private static UsageKept kept(Observation o) {
-        if (o.compressed()) {
-            return UsageKept.COMPRESSED;
-        }
         return o.report().layoutDiffers() ? UsageKept.LAYOUT : null;
+    }
+
+    /**
+     * The engine compressed a stream the sidecar had turned include_usage on for, although it asked for identity:
+     * it compresses unasked, so the sidecar does not inject for this key again.
+     */
+    public void compressedDespiteIdentity(String key) {
+        if (layouts.size() < MAX_LAYOUTS || layouts.containsKey(key)) {
+            layouts.compute(key, (k, old) -> {
+                Layout l = old == null ? Layout.UNKNOWN : old;
+                return new Layout(l.known, l.reportsUsage, l.altered, l.lengthFramed, Compresses.YES, true);
+            });
+        }
     }
 
     private static Layout learn(Layout l, Observation o) {

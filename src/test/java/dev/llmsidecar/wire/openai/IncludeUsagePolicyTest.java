@@ -78,10 +78,11 @@ class IncludeUsagePolicyTest {
         compressing.observe(KEY, new Observation(false, true, true, false, CLEAN));
         assertThat(compressing.decide(KEY, UsageRequest.ABSENT, true, false).skip()).isEqualTo(UsageSkip.COMPRESSION);
         assertThat(compressing.decide(KEY, UsageRequest.ABSENT, false, false).inject()).isTrue();
-        // an engine compressing for a client that did not accept it: usage stayed in, never again
-        assertThat(compressing.observe(KEY, new Observation(true, false, true, false, CLEAN)))
-                .isEqualTo(UsageKept.COMPRESSED);
+        // an engine compressing a stream the sidecar injected and asked identity for (the proxy then sends the
+        // client's own request instead): never injected again, for any client
+        compressing.compressedDespiteIdentity(KEY);
         assertThat(compressing.decide(KEY, UsageRequest.ABSENT, false, false).skip()).isEqualTo(UsageSkip.COMPRESSION);
+        assertThat(compressing.decide(KEY, UsageRequest.ABSENT, true, false).skip()).isEqualTo(UsageSkip.COMPRESSION);
     }
 
     @Test
