@@ -93,6 +93,14 @@ public final class SseEventSplitter {
         return offset;
     }
 
+    /**
+     * True when the incomplete event (after {@link #lastBoundary()}) has gone over the size limit, which counts line
+     * bytes, not line ends: it will be reported oversize, without its data.
+     */
+    public boolean incompleteEventOversize() {
+        return oversize;
+    }
+
     public void feed(Buffer chunk) {
         Scratch scratch = SCRATCH.get();
         if (scratch.busy) {
