@@ -45,15 +45,21 @@ final class OpenAiStreamGenerator {
      * @param usageOnlyChunks usage-only chunks in {@code injected}
      * @param usageMembers usage members in chunks that stay
      * @param usage the usage the stream reports, or null
-     * @param usageChunkBytes bytes of the usage-only chunk's data line (the decoder must be able to hold it)
+     * @param usageChunkBytes bytes of the usage-only chunk's data line (the decoder must be able to hold it), or 0
+     * @param usageEventBytes bytes of the data line that carries the usage, or 0: a larger one than the decoder
+     *     holds is not read (oversize), though its usage member is still removed
+     * @param largestEventBytes bytes of the longest data line of the injected stream
      */
     record Streams(Injection injection, byte[] plain, byte[] injected, int usageOnlyChunks, int usageMembers,
-            Usage usage, int usageChunkBytes) {
+            Usage usage, int usageChunkBytes, int usageEventBytes, int largestEventBytes) {
     }
 
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
     private static final String[] EOLS = {"\n", "\n", "\r\n", "\r\n", "\r"};
+    /** Each whitespace style, with non-ASCII characters written as they are or escaped (immutable writers). */
+    private static final ObjectWriter[] WRITERS = {writer(0, false), writer(0, true), writer(1, false),
+        writer(1, true), writer(2, false), writer(2, true)};
     /** Members besides choices a chunk may carry; names that look like "usage" but are not it, too. */
     private static final String[] OPTIONAL_MEMBERS = {"system_fingerprint", "service_tier", "usages", "usag", "Usage",
         "obfuscation"};
@@ -64,7 +70,7 @@ final class OpenAiStreamGenerator {
     static Streams generate(FuzzedDataProvider data) {
         Injection injection = data.pickValue(Injection.values());
         String eol = data.pickValue(EOLS);
-        ObjectWriter writer = writer(data.consumeInt(0, 2), data.consumeBoolean());
+        ObjectWriter writer = data.pickValue(WRITERS);
         boolean bom = data.consumeInt(0, 7) == 0;
         boolean done = data.consumeInt(0, 7) != 0;
         int chunks = data.consumeInt(1, 8);
@@ -85,6 +91,7 @@ final class OpenAiStreamGenerator {
         Output plain = new Output(bom);
         Output injected = new Output(bom);
         int usageMembers = 0;
+        int usageEventBytes = 0;
         for (int i = 0; i < chunks; i++) {
             if (data.consumeInt(0, 7) == 0) {
                 plain.comment(": keep-alive" + eol + eol);
@@ -100,13 +107,15 @@ final class OpenAiStreamGenerator {
             };
             usageMembers += withUsage == chunk ? 0 : 1;
             plain.event(writer, chunk, eol);
-            injected.event(writer, withUsage, eol);
+            int lineBytes = injected.event(writer, withUsage, eol);
+            usageEventBytes = injection == Injection.MERGED && last ? lineBytes : usageEventBytes;
         }
         int usageChunkBytes = 0;
         if (injection == Injection.OPENAI || injection == Injection.VLLM) {
             ObjectNode usageChunk = chunk(head, choicesAt, NODES.arrayNode(), true);
             usageChunk.set("usage", usage(prompt, completion, cached, data));
             usageChunkBytes = injected.event(writer, usageChunk, eol);
+            usageEventBytes = usageChunkBytes;
         }
         if (done) {
             plain.comment("data: [DONE]" + eol + eol);
@@ -115,7 +124,7 @@ final class OpenAiStreamGenerator {
         Usage usage = injection == Injection.NONE ? null : new Usage(prompt, completion, cached);
         int usageOnlyChunks = usageChunkBytes > 0 ? 1 : 0;
         return new Streams(injection, plain.bytes(), injected.bytes(), usageOnlyChunks, usageMembers, usage,
-                usageChunkBytes);
+                usageChunkBytes, usageEventBytes, injected.largestEvent);
     }
 
     /** Compact (what engines send), Python's {@code ", "} / {@code ": "}, or Jackson's one-line pretty style. */
@@ -238,6 +247,7 @@ final class OpenAiStreamGenerator {
     /** Builds one stream's bytes. */
     private static final class Output {
         private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        int largestEvent;
 
         Output(boolean bom) {
             if (bom) {
@@ -259,6 +269,7 @@ final class OpenAiStreamGenerator {
             }
             bytes.writeBytes(line);
             bytes.writeBytes((eol + eol).getBytes(StandardCharsets.US_ASCII));
+            largestEvent = Math.max(largestEvent, line.length);
             return line.length;
         }
 
