@@ -94,7 +94,12 @@ public final class InflatingDecoder implements StreamDecoder {
     private void fail() {
         failed = true;
         sink.onUndecodable();
-        inflater.finishAndReleaseAll();
+        try {
+            inflater.finishAndReleaseAll();
+        } catch (RuntimeException e) {
+            // closing the channel decodes the damaged bytes once more, and they throw again: already counted (the
+            // buffers are released all the same); escaping here, it cost the client the read being forwarded
+        }
     }
 
     @Override
