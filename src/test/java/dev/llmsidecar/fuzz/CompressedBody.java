@@ -39,7 +39,7 @@ record CompressedBody(byte[] bytes, byte[] plain, boolean whole, String descript
         int windowBits = data.consumeInt(8, 15);
         int truncateAt = data.consumeBoolean() ? data.consumeInt(0, 0xFFFF) : -1;
         int trailing = data.consumeInt(0, 5); // 4: zero padding, 5: a line end, else nothing
-        boolean bomb = data.consumeInt(0, 31) == 0;
+        boolean bomb = data.consumeInt(0, 31) == 31; // rare, and never when the input runs out
         byte[] plain = bomb ? new byte[BOMB_BYTES] : data.consumeRemainingAsBytes();
 
         ByteArrayOutputStream body = new ByteArrayOutputStream();
@@ -51,9 +51,7 @@ record CompressedBody(byte[] bytes, byte[] plain, boolean whole, String descript
         } else if (raw) {
             body.writeBytes(deflate(plain, level, strategy, flushes));
         } else {
-            // a smaller window than 32 KiB is valid as long as no distance reaches further back than it
-            int bits = plain.length <= 1 << windowBits ? windowBits : 15;
-            zlib(body, plain, bits, level, strategy, flushes);
+            zlib(body, plain, bits(plain, windowBits), level, strategy, flushes);
         }
         byte[] bytes = body.toByteArray();
         boolean whole = true;
@@ -68,10 +66,16 @@ record CompressedBody(byte[] bytes, byte[] plain, boolean whole, String descript
             System.arraycopy(after, 0, bytes, bytes.length - after.length, after.length);
             whole = false;
         }
-        String description = (gzip ? "gzip, " + members + " member(s), flags " + flags : raw ? "raw deflate"
-                : "zlib") + ", level " + level + ", strategy " + strategy + ", " + flushes + " flushes, "
-                + plain.length + " bytes" + (whole ? "" : ", cut at " + truncateAt + " / trailing " + trailing);
+        String description = (gzip ? "gzip, " + members + " member(s), flags " + flags
+                : raw ? "raw deflate" : "zlib, window bits " + bits(plain, windowBits))
+                + ", level " + level + ", strategy " + strategy + ", " + flushes + " flushes, " + plain.length
+                + " bytes" + (whole ? "" : ", cut at " + truncateAt + " / trailing " + trailing);
         return new CompressedBody(bytes, plain, whole, description);
+    }
+
+    /** A smaller window than 32 KiB is valid as long as no distance reaches further back than it. */
+    private static int bits(byte[] plain, int windowBits) {
+        return plain.length <= 1 << windowBits ? windowBits : 15;
     }
 
     private static void gzipMember(ByteArrayOutputStream body, byte[] plain, int flags, int level, int strategy,
@@ -123,16 +127,18 @@ record CompressedBody(byte[] bytes, byte[] plain, boolean whole, String descript
         byte[] buffer = new byte[4096];
         int parts = flushes + 1;
         for (int p = 0; p < parts; p++) {
-            deflater.setInput(plain, plain.length * p / parts, plain.length * (p + 1) / parts - plain.length * p / parts);
+            int from = plain.length * p / parts;
+            deflater.setInput(plain, from, plain.length * (p + 1) / parts - from);
             boolean last = p == parts - 1;
             if (last) {
                 deflater.finish();
             }
             int n;
+            // a sync flush is complete once all input is taken and the output did not fill the buffer
             do {
                 n = deflater.deflate(buffer, 0, buffer.length, last ? Deflater.NO_FLUSH : Deflater.SYNC_FLUSH);
                 out.write(buffer, 0, n);
-            } while (last ? !deflater.finished() : n == buffer.length);
+            } while (last ? !deflater.finished() : n == buffer.length || !deflater.needsInput());
         }
         deflater.end();
         return out.toByteArray();
