@@ -13,7 +13,8 @@ import java.util.Locale;
  * A compressed response ({@code Content-Encoding: gzip} or {@code deflate}) is still measured: the compressed bytes
  * are forwarded untouched, and an inflated copy goes to the format's decoder, stamped with the arrival time of the
  * compressed read that carried it. Netty's zlib decoder does the inflating (gzip headers and trailers, zlib-wrapped
- * or raw deflate, as its HTTP decompressor reads them). The inner decoder never edits: what it returns is dropped.
+ * or raw deflate; deflate is read as zlib when its first two bytes are a zlib header by RFC 1950's rule, else raw).
+ * The inner decoder never edits: what it returns is dropped.
  * br and zstd would need native libraries; such responses pass undecoded (counted by the proxy).
  */
 public final class InflatingDecoder implements StreamDecoder {
@@ -23,7 +24,8 @@ public final class InflatingDecoder implements StreamDecoder {
 
     private final StreamDecoder inner;
     private final TokenEventSink sink;
-    private final EmbeddedChannel inflater;
+    private EmbeddedChannel inflater;   // deflate: created once the first two bytes tell zlib from raw
+    private byte[] undecided = new byte[0];
     private long in;
     private long out;
     private boolean failed;
@@ -31,7 +33,9 @@ public final class InflatingDecoder implements StreamDecoder {
     private InflatingDecoder(StreamDecoder inner, TokenEventSink sink, ZlibWrapper wrapper) {
         this.inner = inner;
         this.sink = sink;
-        this.inflater = new EmbeddedChannel(ZlibCodecFactory.newZlibDecoder(wrapper));
+        if (wrapper != ZlibWrapper.ZLIB_OR_NONE) {
+            this.inflater = new EmbeddedChannel(ZlibCodecFactory.newZlibDecoder(wrapper));
+        }
     }
 
     /** True for a Content-Encoding this decoder inflates (null and identity need none). */
@@ -67,13 +71,38 @@ public final class InflatingDecoder implements StreamDecoder {
         if (!failed) {
             in += chunk.length();
             try {
-                inflater.writeInbound(Unpooled.wrappedBuffer(chunk.getBytes()));
-                drain(nanos);
+                byte[] bytes = inflater == null ? decideZlibOrRaw(chunk.getBytes()) : chunk.getBytes();
+                if (bytes != null) {
+                    inflater.writeInbound(Unpooled.wrappedBuffer(bytes));
+                    drain(nanos);
+                }
             } catch (RuntimeException e) {
                 fail();
             }
         }
         return chunk;
+    }
+
+    /**
+     * Deflate: zlib-wrapped when the first two bytes are a zlib header (RFC 1950: CM 8, a window of at most 32 KiB,
+     * CMF and FLG a multiple of 31), else raw. Netty's own guess takes only a 32 KiB window for zlib, and read a
+     * zlib body with a smaller one as raw deflate, which fails. Returns the bytes to inflate, or null until two have
+     * arrived.
+     */
+    private byte[] decideZlibOrRaw(byte[] bytes) {
+        byte[] start = new byte[undecided.length + bytes.length];
+        System.arraycopy(undecided, 0, start, 0, undecided.length);
+        System.arraycopy(bytes, 0, start, undecided.length, bytes.length);
+        if (start.length < 2) {
+            undecided = start;
+            return null;
+        }
+        int cmf = start[0] & 0xFF;
+        int flg = start[1] & 0xFF;
+        boolean zlib = (cmf & 0x0F) == 8 && cmf >>> 4 <= 7 && (cmf << 8 | flg) % 31 == 0;
+        inflater = new EmbeddedChannel(ZlibCodecFactory.newZlibDecoder(zlib ? ZlibWrapper.ZLIB : ZlibWrapper.NONE));
+        undecided = null;
+        return start;
     }
 
     private void drain(long nanos) {
@@ -94,19 +123,29 @@ public final class InflatingDecoder implements StreamDecoder {
     private void fail() {
         failed = true;
         sink.onUndecodable();
-        inflater.finishAndReleaseAll();
+        if (inflater == null) {
+            return;
+        }
+        try {
+            inflater.finishAndReleaseAll();
+        } catch (RuntimeException e) {
+            // closing the channel decodes the damaged bytes once more, and they throw again: already counted (the
+            // buffers are released all the same); escaping here, it cost the client the read being forwarded
+        }
     }
 
     @Override
     public Buffer onEnd(long nanos) {
         if (!failed) {
-            try {
-                inflater.finish();
-                drain(nanos);
-            } catch (RuntimeException e) {
-                fail();
+            if (inflater != null) { // null: a deflate body of less than two bytes, nothing to inflate
+                try {
+                    inflater.finish();
+                    drain(nanos);
+                } catch (RuntimeException e) {
+                    fail();
+                }
+                inflater.finishAndReleaseAll();
             }
-            inflater.finishAndReleaseAll();
             inner.onEnd(nanos);
         }
         return Buffer.buffer(0);

@@ -5,9 +5,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
- * Incremental text/event-stream framing (WHATWG rules: LF, CRLF or CR line ends; ':' comments; data lines
- * joined with LF; an empty line dispatches; one extension: llama.cpp's {@code error:} line is read as an
- * {@code error} event with that data). Bytes are only read, never changed; events may be split across
+ * Incremental text/event-stream framing (WHATWG rules: one leading UTF-8 BOM ignored; LF, CRLF or CR line ends;
+ * ':' comments; data lines joined with LF; an empty line dispatches; one extension: llama.cpp's {@code error:} line is
+ * read as an {@code error} event with that data). Bytes are only read, never changed; events may be split across
  * reads at any byte, and one read may hold many events.
  *
  * <p>Stream offsets are reported so a caller can drop exactly one event's bytes (include_usage stripping).
@@ -34,6 +34,7 @@ public final class SseEventSplitter {
     private static final byte[] DATA = "data".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] EVENT = "event".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] ERROR = "error".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] BOM = {(byte) 0xEF, (byte) 0xBB, (byte) 0xBF};
 
     private static final byte[] NONE = new byte[0];
     /** Scratch buffers grown beyond this are not kept for the thread (one huge event must not pin memory). */
@@ -74,6 +75,8 @@ public final class SseEventSplitter {
     private long lastBoundary;
     private boolean afterCr;
     private boolean crEndedEvent;
+    // bytes of a leading BOM matched so far (it may be split across reads); -1 once the stream's start is decided
+    private int bomMatched;
 
     public SseEventSplitter(Listener listener, int maxEventBytes) {
         this.listener = listener;
@@ -88,6 +91,14 @@ public final class SseEventSplitter {
     /** Total bytes fed so far. */
     public long offset() {
         return offset;
+    }
+
+    /**
+     * True when the incomplete event (after {@link #lastBoundary()}) has gone over the size limit, which counts line
+     * bytes, not line ends: it will be reported oversize, without its data.
+     */
+    public boolean incompleteEventOversize() {
+        return oversize;
     }
 
     public void feed(Buffer chunk) {
@@ -175,7 +186,7 @@ public final class SseEventSplitter {
     }
 
     private void scan(byte[] bytes, int from, int to) {
-        int i = from;
+        int i = bomMatched < 0 ? from : skipBom(bytes, from, to);
         while (i < to) {
             if (afterCr) {
                 afterCr = false;
@@ -209,6 +220,31 @@ public final class SseEventSplitter {
             endLine(here + 1);
             i = j + 1;
         }
+    }
+
+    /**
+     * WHATWG: "One leading U+FEFF BYTE ORDER MARK character must be ignored" (it would hide the first line's field
+     * name). Returns where the line bytes start; a partial match turns out to be line bytes after all.
+     */
+    private int skipBom(byte[] bytes, int from, int to) {
+        int i = from;
+        while (i < to && bomMatched < BOM.length) {
+            if (bytes[i] != BOM[bomMatched]) {
+                int matched = bomMatched;
+                bomMatched = -1;
+                if (matched > 0) {
+                    appendToLine(BOM, 0, matched);
+                }
+                return i;
+            }
+            bomMatched++;
+            offset++;
+            i++;
+        }
+        if (bomMatched == BOM.length) {
+            bomMatched = -1;
+        }
+        return i;
     }
 
     private void appendToLine(byte[] bytes, int from, int length) {

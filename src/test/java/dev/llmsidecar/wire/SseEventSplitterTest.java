@@ -14,11 +14,14 @@ class SseEventSplitterTest {
     }
 
     static List<Event> split(String stream, int... cuts) {
+        return split(stream.getBytes(StandardCharsets.UTF_8), cuts);
+    }
+
+    static List<Event> split(byte[] bytes, int... cuts) {
         List<Event> events = new ArrayList<>();
         SseEventSplitter splitter = new SseEventSplitter((data, len, type, oversize, start, end) ->
                 events.add(new Event(new String(data, 0, len, StandardCharsets.UTF_8), type, oversize, start, end)),
                 1 << 20);
-        byte[] bytes = stream.getBytes(StandardCharsets.UTF_8);
         int from = 0;
         for (int cut : cuts) {
             splitter.feed(Buffer.buffer().appendBytes(bytes, from, cut - from));
@@ -133,6 +136,24 @@ class SseEventSplitterTest {
         splitter.feed(Buffer.buffer("\ndata: b\r\n\r\n"));
         assertThat(extended).containsExactly(11L, 22L);
         assertThat(splitter.lastBoundary()).isEqualTo(22L);
+    }
+
+    @Test
+    void aLeadingByteOrderMarkIsIgnoredEvenWhenSplitAcrossReads() {
+        // WHATWG: "One leading U+FEFF BYTE ORDER MARK character must be ignored if any are present."
+        String s = "\uFEFFdata: first\n\ndata: second\n\n";
+        for (int cut = 0; cut <= 4; cut++) {
+            List<Event> events = cut == 0 ? split(s) : split(s, cut);
+            assertThat(events).as("cut %d", cut).extracting(Event::data).containsExactly("first", "second");
+            assertThat(events.get(0).start()).isZero();
+            assertThat(events.get(0).end()).isEqualTo(3 + "data: first\n\n".length());
+        }
+        // only a leading one, and only a whole one: anything else is line bytes
+        assertThat(split("data: a\n\n\uFEFFdata: b\n\n")).extracting(Event::data).containsExactly("a", "");
+        byte[] partialBom = {(byte) 0xEF, (byte) 0xBB, 'd', 'a', 't', 'a', ':', 'x', '\n', '\n'};
+        for (int cut = 1; cut <= 3; cut++) {
+            assertThat(split(partialBom, cut)).as("cut %d", cut).extracting(Event::data).containsExactly("");
+        }
     }
 
     @Test

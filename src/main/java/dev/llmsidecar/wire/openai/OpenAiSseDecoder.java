@@ -18,9 +18,9 @@ import java.util.Set;
  * usage-only chunks ({@code "choices":[]}) whole, and usage members of chunks that stay (OpenAI's
  * {@code "usage":null} on every chunk, a usage merged into the final chunk) with their separating comma. Complete
  * events are forwarded at once; an incomplete one is held until its terminating empty line (an SSE client cannot act
- * on it before that either) while it is no larger than {@code maxHeldEventBytes}, because it may be a usage-only
- * chunk. A larger event cannot be one: it streams on, and only the few bytes of a member whose name is still being
- * read wait ({@link UsageMemberFinder}).
+ * on it before that either) while it is no larger than {@code maxHeldEventBytes} (its line bytes, as the splitter
+ * counts them: line ends come on top), because it may be a usage-only chunk. A larger event cannot be one: it streams
+ * on, and only the few bytes of a member whose name is still being read wait ({@link UsageMemberFinder}).
  */
 public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.Listener, UsageMemberFinder.Listener {
 
@@ -33,7 +33,6 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
     private final SseEventSplitter splitter;
     private final UsageHandling usage;
     private final UsageMemberFinder finder;
-    private final int maxHeldBytes;
     private final ResponseModelProbe model;
 
     private long nanos;
@@ -55,7 +54,6 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
         this.sink = sink;
         this.parser = parser;
         this.usage = usage;
-        this.maxHeldBytes = maxHeldBytes;
         this.model = parser.responseModelProbe();
         this.splitter = new SseEventSplitter(this, maxHeldBytes);
         this.finder = usage == UsageHandling.PASS ? null : new UsageMemberFinder(this);
@@ -82,9 +80,9 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
         feedFinder(chunk);
         splitter.feed(chunk);
         long end = splitter.offset();
-        long incompleteStart = splitter.lastBoundary();
-        // an incomplete event that may still be a usage-only chunk waits for its end
-        long limit = end - incompleteStart <= maxHeldBytes ? incompleteStart : end;
+        // an incomplete event that may still be a usage-only chunk waits for its end: one the splitter will read
+        // (not oversize by its count of line bytes; counting line ends too forwarded part of one it then removed)
+        long limit = splitter.incompleteEventOversize() ? end : splitter.lastBoundary();
         limit = Math.min(limit, finder.decidedUpTo());
         if (heldIsChunk && cutPairs == 0 && limit == end) {
             held = null; // the common case: the received buffer itself

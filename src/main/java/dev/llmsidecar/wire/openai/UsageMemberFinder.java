@@ -13,7 +13,8 @@ import io.netty.util.ByteProcessor;
  * merged into it is forwarded as it streams; only the few bytes of a member whose name is still being read are
  * undecided), and it runs on every byte of an injected stream, so it allocates nothing.
  *
- * <p>Lines other than {@code data:} (comments, {@code event:}, {@code id:}) are passed over. A data line whose JSON
+ * <p>Lines other than {@code data:} (comments, {@code event:}, {@code id:}) are passed over. One leading UTF-8 BOM is
+ * not part of the first line, as for the SSE splitter (WHATWG). A data line whose JSON
  * does not close on that line (multi-line data, which no engine sends) ends any undecided member without a range.
  */
 public final class UsageMemberFinder implements ByteProcessor {
@@ -29,6 +30,7 @@ public final class UsageMemberFinder implements ByteProcessor {
 
     private static final byte[] DATA = {'d', 'a', 't', 'a'};
     private static final byte[] USAGE = {'u', 's', 'a', 'g', 'e'};
+    private static final byte[] BOM = {(byte) 0xEF, (byte) 0xBB, (byte) 0xBF};
 
     private enum Line { START, NAME, AFTER_COLON, JSON, SKIP }
 
@@ -43,6 +45,8 @@ public final class UsageMemberFinder implements ByteProcessor {
     private Line line = Line.START;
     private int nameMatched;        // bytes of "data" matched at the start of a line
     private boolean afterCr;
+    // bytes of a leading BOM matched so far; -1 once the stream's start is decided
+    private int bomMatched;
 
     private int depth;
     private boolean inString;
@@ -80,6 +84,16 @@ public final class UsageMemberFinder implements ByteProcessor {
     @Override
     public boolean process(byte b) {
         long here = offset++;
+        if (bomMatched >= 0) {
+            if (b == BOM[bomMatched]) {
+                bomMatched = bomMatched == BOM.length - 1 ? -1 : bomMatched + 1;
+                return true;
+            }
+            if (bomMatched > 0) {
+                line = Line.SKIP; // the first line began with part of a BOM: it is not a data line
+            }
+            bomMatched = -1;
+        }
         if (afterCr) {
             afterCr = false;
             if (b == '\n') {

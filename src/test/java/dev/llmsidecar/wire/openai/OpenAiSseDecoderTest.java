@@ -242,6 +242,24 @@ class OpenAiSseDecoderTest {
     }
 
     @Test
+    void aUsageChunkJustWithinTheHoldLimitIsRemovedWholeWhateverItsLineEnds() {
+        // the limit counts an event's line bytes (as the splitter does), not its line ends: a usage chunk whose data
+        // line is exactly the limit is read and removed, so none of it may leave before its end has arrived
+        for (String eol : List.of("\n", "\r\n")) {
+            String upstream = ev(content("a", "stop"), eol) + ev(USAGE, eol) + "data: [DONE]" + eol + eol;
+            String expected = ev(content("a", "stop"), eol) + "data: [DONE]" + eol + eol;
+            int limit = ("data: " + USAGE).length();
+            for (int cut = 1; cut < upstream.length(); cut++) {
+                RecordingSink sink = new RecordingSink();
+                OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageHandling.REMOVE, limit);
+                assertThat(run(d, upstream, cut)).as("eol=%d cut %d", eol.length(), cut).isEqualTo(expected);
+                assertThat(d.usageReport().chunksRemoved()).isEqualTo(1);
+                assertThat(sink.usage.completionTokens()).isEqualTo(3);
+            }
+        }
+    }
+
+    @Test
     void llamaCppTimingsAndVllmMetricsBecomeServerTimings() {
         String last = "{\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"timings\":{\"prompt_n\":5,"
                 + "\"prompt_ms\":12.5,\"predicted_n\":3,\"predicted_ms\":30.25}}";

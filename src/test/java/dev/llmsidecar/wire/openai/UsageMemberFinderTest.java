@@ -69,6 +69,18 @@ class UsageMemberFinderTest {
     }
 
     @Test
+    void aLeadingByteOrderMarkDoesNotHideTheFirstDataLine() {
+        // the SSE splitter ignores a leading BOM (WHATWG), so the first event is a chunk: its usage member goes too
+        String s = "\uFEFFdata: {\"a\":1,\"usage\":null}\n\ndata: {\"usage\":null,\"b\":2}\n\n";
+        for (int cut = 1; cut <= 4; cut++) {
+            assertThat(removed(s, cut)).as("cut %d", cut).isEqualTo("\uFEFFdata: {\"a\":1}\n\ndata: {\"b\":2}\n\n");
+        }
+        // only a whole leading BOM: "\u00EF" is not one, so that line is not a data line
+        String notBom = "\u00EFdata: {\"usage\":null}\n\n";
+        assertThat(removed(notBom)).isEqualTo(notBom);
+    }
+
+    @Test
     void multiLineDataIsNeverCut() {
         String s = "data: {\"a\":1,\n data: \"usage\":null}\n\n";
         assertThat(removed(s)).isEqualTo(s);

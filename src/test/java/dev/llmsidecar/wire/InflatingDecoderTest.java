@@ -1,0 +1,95 @@
+package dev.llmsidecar.wire;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+
+import dev.llmsidecar.support.RecordingSink;
+import io.vertx.core.buffer.Buffer;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.zip.Adler32;
+import java.util.zip.Deflater;
+import org.junit.jupiter.api.Test;
+
+class InflatingDecoderTest {
+
+    /** The format's decoder behind the inflater: keeps what it is given. */
+    static final class Inner implements StreamDecoder {
+        final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        boolean ended;
+
+        @Override
+        public Buffer onChunk(Buffer chunk, long nanos) {
+            bytes.writeBytes(chunk.getBytes());
+            return chunk;
+        }
+
+        @Override
+        public Buffer onEnd(long nanos) {
+            ended = true;
+            return Buffer.buffer(0);
+        }
+    }
+
+    @Test
+    void corruptCompressedBytesAreForwardedAndCountedNeverThrown() {
+        byte[][] corrupt = {
+            {(byte) 0xFF, (byte) 0x8F}, // deflate: an invalid block type
+            "not gzip at all, but long enough for two header reads".getBytes(StandardCharsets.US_ASCII),
+        };
+        String[] encodings = {"deflate", "gzip"};
+        for (int i = 0; i < corrupt.length; i++) {
+            RecordingSink sink = new RecordingSink();
+            StreamDecoder decoder = InflatingDecoder.wrap(new Inner(), sink, encodings[i]);
+            Buffer chunk = Buffer.buffer(corrupt[i]);
+            Buffer[] forwarded = new Buffer[1];
+            assertThatCode(() -> forwarded[0] = decoder.onChunk(chunk, 1)).as(encodings[i]).doesNotThrowAnyException();
+            assertThat(forwarded[0]).isSameAs(chunk);
+            Buffer later = Buffer.buffer("more");
+            assertThat(decoder.onChunk(later, 2)).isSameAs(later);
+            assertThat(decoder.onEnd(3).length()).isZero();
+            assertThat(sink.undecodable).as(encodings[i]).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void zlibWithAWindowSmallerThan32KibIsInflatedAsZlib() {
+        // RFC 1950 allows window sizes from 256 bytes (CINFO 0) to 32 KiB (CINFO 7); only 0x78.. is not all zlib
+        byte[] plain = "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n".getBytes(StandardCharsets.UTF_8);
+        for (int windowBits = 8; windowBits <= 15; windowBits++) {
+            byte[] body = zlib(plain, windowBits);
+            for (int cut = 1; cut < body.length; cut++) {
+                RecordingSink sink = new RecordingSink();
+                Inner inner = new Inner();
+                StreamDecoder decoder = InflatingDecoder.wrap(inner, sink, "deflate");
+                decoder.onChunk(Buffer.buffer().appendBytes(body, 0, cut), 1);
+                decoder.onChunk(Buffer.buffer().appendBytes(body, cut, body.length - cut), 2);
+                decoder.onEnd(3);
+                assertThat(inner.bytes.toByteArray()).as("window bits %d, cut %d", windowBits, cut).isEqualTo(plain);
+                assertThat(sink.undecodable).isZero();
+                assertThat(inner.ended).isTrue();
+            }
+        }
+    }
+
+    /** A zlib stream (RFC 1950) declaring the given window; the data is short enough for any of them. */
+    static byte[] zlib(byte[] plain, int windowBits) {
+        Deflater deflater = new Deflater(Deflater.DEFAULT_COMPRESSION, true);
+        deflater.setInput(plain);
+        deflater.finish();
+        byte[] raw = new byte[plain.length + 64];
+        int n = deflater.deflate(raw);
+        deflater.end();
+        int cmf = (windowBits - 8) << 4 | 8;
+        int flg = 31 - (cmf << 8) % 31;
+        Adler32 adler = new Adler32();
+        adler.update(plain);
+        long a = adler.getValue();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.write(cmf);
+        out.write(flg);
+        out.write(raw, 0, n);
+        out.writeBytes(new byte[] {(byte) (a >>> 24), (byte) (a >>> 16), (byte) (a >>> 8), (byte) a});
+        return out.toByteArray();
+    }
+}
