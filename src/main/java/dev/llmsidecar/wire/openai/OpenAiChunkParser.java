@@ -179,8 +179,13 @@ public final class OpenAiChunkParser {
             return;
         }
         s.choicesPresent = true;
-        while (p.nextToken() == JsonToken.START_OBJECT) {
+        JsonToken element;
+        while ((element = p.nextToken()) != JsonToken.END_ARRAY && element != null) {
             s.choicesEmpty = false;
+            if (element != JsonToken.START_OBJECT) {
+                p.skipChildren(); // a choice of another type says nothing, but the array goes on
+                continue;
+            }
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String name = p.currentName();
                 JsonToken v = p.nextToken();
@@ -196,9 +201,6 @@ public final class OpenAiChunkParser {
                     default -> p.skipChildren();
                 }
             }
-        }
-        if (p.currentToken() != JsonToken.END_ARRAY) {
-            p.skipChildren();
         }
     }
 

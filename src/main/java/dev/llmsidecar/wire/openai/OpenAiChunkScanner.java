@@ -155,7 +155,7 @@ final class OpenAiChunkScanner {
         }
         while (true) {
             if (peekNonWs() != '{') {
-                throw BAIL_SIGNAL; // Jackson's loop treats non-object elements oddly: let it decide
+                throw BAIL_SIGNAL; // a choice that is not an object is rare: Jackson reads it
             }
             choicesEmpty = false;
             pos++;
