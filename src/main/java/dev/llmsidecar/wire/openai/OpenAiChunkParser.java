@@ -52,7 +52,10 @@ public final class OpenAiChunkParser {
                 JsonToken value = p.nextToken();
                 switch (name) {
                     case "choices" -> readChoices(p, value, s);
-                    case "usage" -> s.usage = value == JsonToken.START_OBJECT ? readUsage(p) : null;
+                    case "usage" -> {
+                        s.usage = value == JsonToken.START_OBJECT ? readUsage(p) : null;
+                        p.skipChildren(); // a usage of another type (an array) says nothing
+                    }
                     case "metrics" -> s.timings = value == JsonToken.START_OBJECT
                             ? readTimings(p, "queue_time_ms", "time_to_first_token_ms", null) : skip(p);
                     case "timings" -> readLlamaCppTimings(p, value, s);

@@ -106,11 +106,7 @@ final class OpenAiChunkScanner {
                 if (is(name, CHOICES)) {
                     choices();
                 } else if (is(name, USAGE)) {
-                    byte v = peekNonWs();
-                    if (v == '[') {
-                        throw BAIL_SIGNAL; // Jackson does not skip a usage array and gives up on the object
-                    }
-                    usage = v == '{' ? usageObject() : skipValueReturningNull();
+                    usage = peekNonWs() == '{' ? usageObject() : skipValueReturningNull();
                 } else if (is(name, METRICS) || is(name, TIMINGS)) {
                     if (peekNonWs() == '{') {
                         throw BAIL_SIGNAL; // rare (last chunk only): Jackson reads the timings

@@ -27,4 +27,12 @@ class OpenAiChunkParserTest {
         assertThat(parse("{\"choices\":[1,[{\"delta\":{}}],{\"delta\":{\"content\":\"a\"}}],\"error\":{}}"))
                 .isEqualTo(new OpenAiChunk(true, false, true, false, null, null, true, null));
     }
+
+    @Test
+    void aUsageThatIsNotAnObjectIsSkipped() {
+        assertThat(parse("{\"usage\":[null],\"choices\":[{\"delta\":{\"content\":\"a\"}}]}"))
+                .isEqualTo(new OpenAiChunk(true, false, true, false, null, null, false, null));
+        assertThat(parse("{\"usage\":[],\"choices\":[]}"))
+                .isEqualTo(new OpenAiChunk(true, true, false, false, null, null, false, null));
+    }
 }
