@@ -199,6 +199,8 @@ public final class OpenAiChunkParser {
                     case "finish_reason" -> {
                         if (v == JsonToken.VALUE_STRING) {
                             s.finishReason = p.getText();
+                        } else {
+                            p.skipChildren(); // an object or array here is not a finish reason
                         }
                     }
                     default -> p.skipChildren();

@@ -35,4 +35,13 @@ class OpenAiChunkParserTest {
         assertThat(parse("{\"usage\":[],\"choices\":[]}"))
                 .isEqualTo(new OpenAiChunk(true, true, false, false, null, null, false, null));
     }
+
+    @Test
+    void aFinishReasonThatIsNotAStringIsSkipped() {
+        // read as members of the choice, the nested delta made this a content chunk
+        assertThat(parse("{\"choices\":[{\"finish_reason\":{\"delta\":{\"content\":\"x\"}}}],\"error\":1}"))
+                .isEqualTo(new OpenAiChunk(true, false, false, false, null, null, true, null));
+        assertThat(parse("{\"choices\":[{\"finish_reason\":\"stop\"},{\"finish_reason\":[\"length\"]}]}"))
+                .isEqualTo(new OpenAiChunk(true, false, false, false, "stop", null, false, null));
+    }
 }
