@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import dev.llmsidecar.wire.BodyEdit;
 import dev.llmsidecar.wire.InspectedRequest;
+import dev.llmsidecar.wire.JsonReads;
 import dev.llmsidecar.wire.UsageRequest;
 import io.vertx.core.buffer.Buffer;
 import java.io.IOException;
@@ -82,9 +83,11 @@ public final class OpenAiRequestInspector {
                     case "model" -> {
                         if (v == JsonToken.VALUE_STRING) {
                             s.model = p.getText();
+                        } else {
+                            p.skipChildren(); // an object or array is not a model name
                         }
                     }
-                    case "stream" -> s.stream = v == JsonToken.VALUE_TRUE;
+                    case "stream" -> s.stream = JsonReads.isTrue(p, v);
                     case "stream_options" -> readStreamOptions(p, v, s);
                     default -> p.skipChildren();
                 }

@@ -72,4 +72,19 @@ class OpenAiRequestInspectorTest {
             assertThat(r.body().toString()).isEqualTo(body);
         }
     }
+
+    @Test
+    void aModelOrStreamOfAnotherTypeIsSkipped() {
+        // found by dev.llmsidecar.fuzz.OpenAiRequestFuzzTest: not skipped, their members were read as the body's
+        // own and the body looked truncated (undecodable)
+        InspectedRequest objectModel = inspect("{\"model\":{\"name\":\"m\"},\"stream\":true}");
+        assertThat(objectModel.decodable()).isTrue();
+        assertThat(objectModel.model()).isNull();
+        assertThat(objectModel.stream()).isTrue();
+        assertThat(objectModel.usage()).isEqualTo(UsageRequest.ABSENT);
+        InspectedRequest arrayStream = inspect("{\"stream\":[true],\"model\":\"m\"}");
+        assertThat(arrayStream.decodable()).isTrue();
+        assertThat(arrayStream.model()).isEqualTo("m");
+        assertThat(arrayStream.stream()).isFalse();
+    }
 }
