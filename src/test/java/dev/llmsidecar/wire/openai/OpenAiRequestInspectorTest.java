@@ -87,4 +87,19 @@ class OpenAiRequestInspectorTest {
         assertThat(arrayStream.model()).isEqualTo("m");
         assertThat(arrayStream.stream()).isFalse();
     }
+
+    @Test
+    void aBodyInAnotherEncodingThanUtf8IsReadButNeverEdited() {
+        // found by dev.llmsidecar.fuzz.OpenAiRequestFuzzTest: Jackson reads UTF-16 and UTF-32 (as Python's json
+        // does), but then reports no byte offsets: the edit went to byte 0 and the engine got garbage
+        for (String charset : new String[] {"UTF-16BE", "UTF-16LE", "UTF-32BE", "UTF-32LE"}) {
+            byte[] body = "{\"model\":\"m\",\"stream\":true}".getBytes(java.nio.charset.Charset.forName(charset));
+            InspectedRequest r = inspector.inspect(Buffer.buffer(body));
+            assertThat(r.decodable()).as(charset).isTrue();
+            assertThat(r.model()).as(charset).isEqualTo("m");
+            assertThat(r.stream()).as(charset).isTrue();
+            assertThat(r.usage()).as(charset).isEqualTo(UsageRequest.NOT_APPLICABLE);
+            assertThat(r.usageEdit()).as(charset).isNull();
+        }
+    }
 }
