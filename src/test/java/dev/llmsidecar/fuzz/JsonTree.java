@@ -8,6 +8,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.function.BiConsumer;
@@ -31,6 +35,12 @@ final class JsonTree {
         TREE,
         /** Not JSON (or no value, or bytes after it where none are allowed): every reader must refuse it. */
         MALFORMED,
+        /**
+         * Not JSON because some bytes are not UTF-8: a reader may still take it. Jackson's symbol table pads a
+         * name's last four-byte group with 0xFF bytes, so once a factory has seen {@code "model"} it takes the
+         * bytes {@code "mode\xFF\xFFl"} for that name without decoding them (a fresh factory refuses them).
+         */
+        NOT_UTF8,
         /** Well-formed but a name is repeated in an object: JSON leaves its meaning to the reader. */
         REPEATED_NAME,
         /** Beyond Jackson's size limits (number length, nesting...): well-formed JSON that Jackson will not read. */
@@ -60,7 +70,17 @@ final class JsonTree {
             if (e.getMessage() != null && e.getMessage().startsWith("Duplicate field")) {
                 return new Reading(Verdict.REPEATED_NAME, null);
             }
-            return new Reading(Verdict.MALFORMED, null);
+            return new Reading(isUtf8(bytes, offset, length) ? Verdict.MALFORMED : Verdict.NOT_UTF8, null);
+        }
+    }
+
+    private static boolean isUtf8(byte[] bytes, int offset, int length) {
+        try {
+            StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes, offset, length));
+            return true;
+        } catch (CharacterCodingException e) {
+            return false;
         }
     }
 
