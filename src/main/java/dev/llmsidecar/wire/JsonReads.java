@@ -117,6 +117,12 @@ public final class JsonReads {
         return v != JsonToken.VALUE_NULL;
     }
 
+    /** True for a {@code true} value; a value of any type is skipped (an object or array here is not a flag). */
+    public static boolean isTrue(JsonParser p, JsonToken v) throws IOException {
+        p.skipChildren();
+        return v == JsonToken.VALUE_TRUE;
+    }
+
     /** True when the value is an object; it is skipped either way. */
     public static boolean isObject(JsonParser p, JsonToken v) throws IOException {
         p.skipChildren();

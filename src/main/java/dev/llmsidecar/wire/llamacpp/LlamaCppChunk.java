@@ -64,11 +64,11 @@ record LlamaCppChunk(boolean token, boolean stop, boolean error, String finishRe
             switch (name) {
                 case "content" -> token |= JsonReads.nonEmptyString(p, v);
                 case "tokens" -> token |= JsonReads.nonEmptyContainer(p, v);
-                case "stop" -> stop = v == JsonToken.VALUE_TRUE;
+                case "stop" -> stop = JsonReads.isTrue(p, v);
                 case "error" -> error = JsonReads.nonNull(p, v);
                 case "stop_type" -> stopType = JsonReads.string(p, v);
-                case "stopped_eos", "stopped_word" -> stoppedStop |= v == JsonToken.VALUE_TRUE;
-                case "stopped_limit" -> stoppedLimit |= v == JsonToken.VALUE_TRUE;
+                case "stopped_eos", "stopped_word" -> stoppedStop |= JsonReads.isTrue(p, v);
+                case "stopped_limit" -> stoppedLimit |= JsonReads.isTrue(p, v);
                 case "tokens_predicted" -> predicted = JsonReads.longValue(p, v);
                 case "tokens_evaluated" -> evaluated = JsonReads.longValue(p, v);
                 case "timings" -> timings |= JsonReads.members(p, v, this::timingsMember);

@@ -70,7 +70,7 @@ record OllamaChunk(boolean answer, boolean thinking, boolean toolCalls, boolean 
                 case "response" -> answer |= JsonReads.nonEmptyString(p, v);
                 case "thinking" -> thinking |= JsonReads.nonEmptyString(p, v);
                 case "message" -> JsonReads.members(p, v, this::messageMember);
-                case "done" -> done = v == JsonToken.VALUE_TRUE;
+                case "done" -> done = JsonReads.isTrue(p, v);
                 case "error" -> error = JsonReads.nonNull(p, v);
                 case "done_reason" -> doneReason = JsonReads.string(p, v);
                 case "prompt_eval_count" -> promptEvalCount = JsonReads.longValue(p, v);

@@ -52,7 +52,10 @@ public final class OpenAiChunkParser {
                 JsonToken value = p.nextToken();
                 switch (name) {
                     case "choices" -> readChoices(p, value, s);
-                    case "usage" -> s.usage = value == JsonToken.START_OBJECT ? readUsage(p) : null;
+                    case "usage" -> {
+                        s.usage = value == JsonToken.START_OBJECT ? readUsage(p) : null;
+                        p.skipChildren(); // a usage of another type (an array) says nothing
+                    }
                     case "metrics" -> s.timings = value == JsonToken.START_OBJECT
                             ? readTimings(p, "queue_time_ms", "time_to_first_token_ms", null) : skip(p);
                     case "timings" -> readLlamaCppTimings(p, value, s);
@@ -179,8 +182,13 @@ public final class OpenAiChunkParser {
             return;
         }
         s.choicesPresent = true;
-        while (p.nextToken() == JsonToken.START_OBJECT) {
+        JsonToken element;
+        while ((element = p.nextToken()) != JsonToken.END_ARRAY && element != null) {
             s.choicesEmpty = false;
+            if (element != JsonToken.START_OBJECT) {
+                p.skipChildren(); // a choice of another type says nothing, but the array goes on
+                continue;
+            }
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String name = p.currentName();
                 JsonToken v = p.nextToken();
@@ -191,14 +199,13 @@ public final class OpenAiChunkParser {
                     case "finish_reason" -> {
                         if (v == JsonToken.VALUE_STRING) {
                             s.finishReason = p.getText();
+                        } else {
+                            p.skipChildren(); // an object or array here is not a finish reason
                         }
                     }
                     default -> p.skipChildren();
                 }
             }
-        }
-        if (p.currentToken() != JsonToken.END_ARRAY) {
-            p.skipChildren();
         }
     }
 

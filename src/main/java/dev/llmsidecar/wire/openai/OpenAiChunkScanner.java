@@ -106,11 +106,7 @@ final class OpenAiChunkScanner {
                 if (is(name, CHOICES)) {
                     choices();
                 } else if (is(name, USAGE)) {
-                    byte v = peekNonWs();
-                    if (v == '[') {
-                        throw BAIL_SIGNAL; // Jackson does not skip a usage array and gives up on the object
-                    }
-                    usage = v == '{' ? usageObject() : skipValueReturningNull();
+                    usage = peekNonWs() == '{' ? usageObject() : skipValueReturningNull();
                 } else if (is(name, METRICS) || is(name, TIMINGS)) {
                     if (peekNonWs() == '{') {
                         throw BAIL_SIGNAL; // rare (last chunk only): Jackson reads the timings
@@ -155,7 +151,7 @@ final class OpenAiChunkScanner {
         }
         while (true) {
             if (peekNonWs() != '{') {
-                throw BAIL_SIGNAL; // Jackson's loop treats non-object elements oddly: let it decide
+                throw BAIL_SIGNAL; // a choice that is not an object is rare: Jackson reads it
             }
             choicesEmpty = false;
             pos++;

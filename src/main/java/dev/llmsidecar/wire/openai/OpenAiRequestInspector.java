@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import dev.llmsidecar.wire.BodyEdit;
 import dev.llmsidecar.wire.InspectedRequest;
+import dev.llmsidecar.wire.JsonReads;
 import dev.llmsidecar.wire.UsageRequest;
 import io.vertx.core.buffer.Buffer;
 import java.io.IOException;
@@ -14,7 +15,9 @@ import java.nio.charset.StandardCharsets;
  * Reads model / stream / stream_options from an OpenAI request body and describes the minimal textual edit (at
  * Jackson-reported byte offsets) that would turn stream_options.include_usage on; every other byte of the body is
  * left as the client sent it. An explicit {@code "include_usage": false}, or stream_options with members of its own
- * (vLLM's continuous_usage_stats, for one), is never edited.
+ * (vLLM's continuous_usage_stats, for one), is never edited; nor is a body in UTF-16 or UTF-32 (JSON between systems
+ * is UTF-8, but Jackson, like Python's json, reads those too): it is read, and its usage is
+ * {@link UsageRequest#NOT_APPLICABLE}.
  */
 public final class OpenAiRequestInspector {
 
@@ -45,6 +48,8 @@ public final class OpenAiRequestInspector {
             usage = UsageRequest.DECLINED;
         } else if (scan.streamOptionsOther) {
             usage = UsageRequest.OTHER_OPTIONS;
+        } else if (scan.objectAt < 0) {
+            usage = UsageRequest.NOT_APPLICABLE; // not UTF-8: Jackson reports no byte offsets to edit at
         } else {
             usage = UsageRequest.ABSENT;
             if (scan.streamOptionsNullAt >= 0) {
@@ -82,9 +87,11 @@ public final class OpenAiRequestInspector {
                     case "model" -> {
                         if (v == JsonToken.VALUE_STRING) {
                             s.model = p.getText();
+                        } else {
+                            p.skipChildren(); // an object or array is not a model name
                         }
                     }
-                    case "stream" -> s.stream = v == JsonToken.VALUE_TRUE;
+                    case "stream" -> s.stream = JsonReads.isTrue(p, v);
                     case "stream_options" -> readStreamOptions(p, v, s);
                     default -> p.skipChildren();
                 }

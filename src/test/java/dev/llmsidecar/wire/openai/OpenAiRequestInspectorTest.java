@@ -72,4 +72,34 @@ class OpenAiRequestInspectorTest {
             assertThat(r.body().toString()).isEqualTo(body);
         }
     }
+
+    @Test
+    void aModelOrStreamOfAnotherTypeIsSkipped() {
+        // found by dev.llmsidecar.fuzz.OpenAiRequestFuzzTest: not skipped, their members were read as the body's
+        // own and the body looked truncated (undecodable)
+        InspectedRequest objectModel = inspect("{\"model\":{\"name\":\"m\"},\"stream\":true}");
+        assertThat(objectModel.decodable()).isTrue();
+        assertThat(objectModel.model()).isNull();
+        assertThat(objectModel.stream()).isTrue();
+        assertThat(objectModel.usage()).isEqualTo(UsageRequest.ABSENT);
+        InspectedRequest arrayStream = inspect("{\"stream\":[true],\"model\":\"m\"}");
+        assertThat(arrayStream.decodable()).isTrue();
+        assertThat(arrayStream.model()).isEqualTo("m");
+        assertThat(arrayStream.stream()).isFalse();
+    }
+
+    @Test
+    void aBodyInAnotherEncodingThanUtf8IsReadButNeverEdited() {
+        // found by dev.llmsidecar.fuzz.OpenAiRequestFuzzTest: Jackson reads UTF-16 and UTF-32 (as Python's json
+        // does), but then reports no byte offsets: the edit went to byte 0 and the engine got garbage
+        for (String charset : new String[] {"UTF-16BE", "UTF-16LE", "UTF-32BE", "UTF-32LE"}) {
+            byte[] body = "{\"model\":\"m\",\"stream\":true}".getBytes(java.nio.charset.Charset.forName(charset));
+            InspectedRequest r = inspector.inspect(Buffer.buffer(body));
+            assertThat(r.decodable()).as(charset).isTrue();
+            assertThat(r.model()).as(charset).isEqualTo("m");
+            assertThat(r.stream()).as(charset).isTrue();
+            assertThat(r.usage()).as(charset).isEqualTo(UsageRequest.NOT_APPLICABLE);
+            assertThat(r.usageEdit()).as(charset).isNull();
+        }
+    }
 }
