@@ -215,7 +215,9 @@ class EngineMetricsScraperTest {
         assertThat(metric("llm_sidecar_engine_requests_waiting")).isNaN();
         int seen = requests.get();
         Thread.sleep(200); // four intervals: enough for a forgotten timer to show itself
-        assertThat(requests.get()).isEqualTo(seen);
+        // one scrape may have been on the wire when stop() returned (abandoned, not recalled) and reach the engine
+        // late on a busy machine; a forgotten timer would add one per interval, four here
+        assertThat(requests.get()).isBetween(seen, seen + 1);
         await(scraper.stop()); // idempotent
     }
 

@@ -121,7 +121,9 @@ class FaultHandlingTest {
             double seconds = (System.nanoTime() - start) / 1e9;
             assertThat(r.failure()).isNotNull();
             assertThat(r.text()).contains("\" quick\"").doesNotContain("[DONE]");
-            assertThat(seconds).isBetween(0.4, 2.0);
+            // never before the configured 0.4 s (causal); the upper bound only tells it from the 10-minute default,
+            // so a scheduler delay of seconds on a busy machine still passes
+            assertThat(seconds).isBetween(0.4, 10.0);
             waitForMetric(f, "llm_sidecar_requests_total", "outcome", "upstream_broken");
         }
     }

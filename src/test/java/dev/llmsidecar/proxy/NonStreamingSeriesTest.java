@@ -56,14 +56,16 @@ class NonStreamingSeriesTest {
                         .isBetween(0.0, 0.05);
             }
 
-            // live windows: TTFT of the streams only (~150 ms), not the non-streaming E2E (~360 ms)
+            // live windows: TTFT of the streams only (~150 ms), not the non-streaming E2E (~360 ms). Never below the
+            // engine's 150 ms (causal); the upper bound sits between the two, 150 ms above the streams' TTFT, so a
+            // request delayed by the scheduler on a busy machine does not decide it
             JsonObject models = LiveStats.render(f.telemetry).getJsonObject("models");
             for (String model : new String[] {"m-ollama", "unknown"}) {
                 JsonObject ttft = models.getJsonObject(model).getJsonObject("ttft").getJsonObject("1m");
                 assertThat(ttft.getLong("count")).as(model).isEqualTo(EACH);
-                assertThat(ttft.getDouble("p99")).as(model).isBetween(0.150, 0.250);
+                assertThat(ttft.getDouble("p99")).as(model).isBetween(0.150, 0.300);
                 assertThat(s.sum("llm_sidecar_latency_window_p99_seconds", "model", model, "metric", "ttft",
-                        "window", "1m")).as(model).isBetween(0.150, 0.250);
+                        "window", "1m")).as(model).isBetween(0.150, 0.300);
                 // E2E windows keep both kinds
                 assertThat(models.getJsonObject(model).getJsonObject("e2e").getJsonObject("1m").getLong("count"))
                         .isEqualTo(2 * EACH);

@@ -25,7 +25,6 @@ class WireFormatsEndToEndTest {
     static final EngineBehaviour SCHEDULE = EngineBehaviour.defaults()
             .withTiming(Duration.ofMillis(80), Duration.ofMillis(10)).withFixedCreated(1_700_000_000L)
             .withCachedTokenRatio(0.5);
-    static final double TOLERANCE = 0.05;
     /** The first output token's text, as a JSON string, in every format. */
     static final String FIRST_TOKEN = "\"The\"";
     /** The third token's text: the first answer token when 2 are reasoning. */
@@ -127,12 +126,13 @@ class WireFormatsEndToEndTest {
                     // TTFT is the first of reasoning or answer: here the reasoning token
                     assertThat(reasoningCount).isEqualTo(1);
                     assertThat(s.sum("llm_sidecar_time_to_first_reasoning_token_seconds_sum", live)).isEqualTo(ttft);
-                    // the first answer token is the third chunk, two 10 ms intervals later
+                    // the first answer token is the third chunk (two 10 ms intervals later, as far as the engine's
+                    // timers keep time on a busy machine: only its order is certain), bracketed like TTFT
                     long[] sent = engine.tokenChunkSentNanos();
                     double engineAnswer = (sent[2] - engine.arrivalNanos()) / 1e9;
                     double clientAnswer = (r.firstReadContaining(FIRST_ANSWER) - r.sentNanos()) / 1e9;
-                    assertThat(engineAnswer - engineFirst).isBetween(0.015, 0.020 + TOLERANCE);
-                    assertThat(answer).isBetween(engineAnswer, clientAnswer);
+                    assertThat(engineAnswer).isGreaterThan(engineFirst);
+                    assertThat(answer).isBetween(engineAnswer, clientAnswer).isGreaterThanOrEqualTo(ttft);
                 } else {
                     assertThat(reasoningCount).isZero();
                     assertThat(answer).isEqualTo(ttft);

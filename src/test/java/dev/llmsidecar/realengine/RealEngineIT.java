@@ -214,10 +214,18 @@ class RealEngineIT {
                 .isEqualTo(before.sum("llm_sidecar_output_token_source_total", "source", "chunks"));
     }
 
+    /**
+     * The client's clock starts before the sidecar's and stops after it, two loopback hops apart: per request the
+     * difference (client minus sidecar) is never negative (causal, whatever the load), and its distribution is a few
+     * milliseconds. One request can be delayed by the scheduler (the client, the sidecar and llama-server share two
+     * cores; CI machines are shared), so the bounds are on the median and the 90th percentile of 24 requests, never
+     * on every one. Measured (docs/reliability.md): quiet, TTFT and E2E medians 1-2 ms, p90 under 5 ms; with one
+     * core kept busy, medians under 3 ms and p90 under 10 ms; single requests reached 12 ms.
+     */
     @Test
     void theSidecarsTimingsAgreeWithAnIndependentClientPerRequest() throws Exception {
         Map<String, Seen> seen = new HashMap<>();
-        for (int i = 0; i < 12; i++) {
+        for (int i = 0; i < 24; i++) {
             String trace = HexFormat.of().formatHex(java.nio.ByteBuffer.allocate(16).putLong(0x5ca1ab1eL)
                     .putLong(i + 1).array());
             Seen s = post(sidecar.proxyPort, "/v1/chat/completions", chat("Count to " + i, 48, "", true),
@@ -247,20 +255,30 @@ class RealEngineIT {
             e2eDiffs.add(client.e2eMs() - sidecarE2e);
             tpotDiffs.add(clientTpot - sidecarTpot);
         }
-        System.out.printf("real engine timing (client - sidecar, ms): ttft %s%ne2e %s%ntpot %s%n", ttftDiffs, e2eDiffs,
-                tpotDiffs);
-        // the client's clock starts before the sidecar's and stops after: two loopback hops apart, a few ms at most
-        // (here: TTFT 0.9-3.5 ms, E2E 0.9-2.3 ms, TPOT within 0.05 ms on a quiet 2-core box)
-        assertThat(ttftDiffs).allSatisfy(d -> assertThat(d).isBetween(-0.5, 10.0));
-        assertThat(e2eDiffs).allSatisfy(d -> assertThat(d).isBetween(-0.5, 10.0));
-        assertThat(median(ttftDiffs)).isLessThan(4.0);
-        assertThat(median(e2eDiffs)).isLessThan(4.0);
-        assertThat(tpotDiffs).allSatisfy(d -> assertThat(Math.abs(d)).isLessThan(0.5));
+        System.out.printf("real engine timing (client - sidecar, ms): ttft p50 %.2f p90 %.2f max %.2f; e2e p50 %.2f "
+                + "p90 %.2f max %.2f; |tpot| p50 %.3f p90 %.3f%n", quantile(ttftDiffs, 0.5), quantile(ttftDiffs, 0.9),
+                quantile(ttftDiffs, 1), quantile(e2eDiffs, 0.5), quantile(e2eDiffs, 0.9), quantile(e2eDiffs, 1),
+                quantile(abs(tpotDiffs), 0.5), quantile(abs(tpotDiffs), 0.9));
+        // causal: the sidecar's interval lies inside the client's (0.5 ms for the two processes' clock reads)
+        assertThat(ttftDiffs).allSatisfy(d -> assertThat(d).isGreaterThan(-0.5));
+        assertThat(e2eDiffs).allSatisfy(d -> assertThat(d).isGreaterThan(-0.5));
+        assertThat(quantile(ttftDiffs, 0.5)).as("median TTFT difference, ms").isLessThan(4.0);
+        assertThat(quantile(ttftDiffs, 0.9)).as("p90 TTFT difference, ms").isLessThan(15.0);
+        assertThat(quantile(e2eDiffs, 0.5)).as("median E2E difference, ms").isLessThan(4.0);
+        assertThat(quantile(e2eDiffs, 0.9)).as("p90 E2E difference, ms").isLessThan(15.0);
+        // TPOT is a difference over 47 intervals: the hops cancel, a delayed request moves it by its delay / 47
+        assertThat(quantile(abs(tpotDiffs), 0.5)).as("median |TPOT difference|, ms").isLessThan(0.1);
+        assertThat(quantile(abs(tpotDiffs), 0.9)).as("p90 |TPOT difference|, ms").isLessThan(0.5);
     }
 
-    static double median(List<Double> values) {
+    /** The nearest-rank quantile (the value at rank ceil(q * n)). */
+    static double quantile(List<Double> values, double q) {
         List<Double> sorted = values.stream().sorted().toList();
-        return sorted.get(sorted.size() / 2);
+        return sorted.get(Math.max(0, (int) Math.ceil(q * sorted.size()) - 1));
+    }
+
+    static List<Double> abs(List<Double> values) {
+        return values.stream().map(Math::abs).toList();
     }
 
     Map<String, Span> awaitSpans(java.util.Set<String> traces) throws InterruptedException {
@@ -285,37 +303,59 @@ class RealEngineIT {
         return OtlpReceiver.attributes(kvs);
     }
 
+    /**
+     * On an engine and a sidecar of its own: the prefix cache is the engine's state, and the hit ratio the sidecar
+     * derives from the engine's counters covers whatever ran between two scrapes, so traffic of another test (or
+     * prompts sharing little with each other in one scrape window) would decide the figure.
+     */
     @Test
     void repeatedSystemPromptsReachThePrefixCacheSeriesAndTheEngineScrape() throws Exception {
-        String system = "You are a careful assistant. ".repeat(40);
-        for (int i = 0; i < 6; i++) {
-            String body = "{\"model\":\"tiny\",\"temperature\":0,\"max_tokens\":8,\"stream\":true,"
-                    + "\"stream_options\":{\"include_usage\":true},\"messages\":[{\"role\":\"system\",\"content\":\""
-                    + system + "\"},{\"role\":\"user\",\"content\":\"question " + i + "\"}]}";
-            Seen s = post(sidecar.proxyPort, "/v1/chat/completions", body, Map.of());
-            assertThat(s.entity()).contains("\"cached_tokens\":");
-        }
-        Thread.sleep(1200); // two engine scrapes
-        Scrape s = new Scrape(sidecar.metrics());
-        assertThat(s.sum("llm_sidecar_tokens_total", "model", "tiny", "token_type", "cached_input"))
-                .isGreaterThan(5 * 200);
-        assertThat(s.sum("llm_sidecar_time_to_first_token_by_cache_seconds_count", "model", "tiny", "cache", "hit"))
-                .isGreaterThanOrEqualTo(5);
-        // the engine's own view, normalised from this llama.cpp version's names
-        assertThat(s.sum("llm_sidecar_engine_up")).isEqualTo(1);
-        assertThat(s.sum("llm_sidecar_engine_info", "engine", "llamacpp")).isEqualTo(1);
-        assertThat(s.sum("llm_sidecar_engine_requests_waiting")).isNotNaN();
-        assertThat(s.sum("llm_sidecar_engine_requests_running")).isNotNaN();
-        double hitRatio = awaitNumber("llm_sidecar_engine_prefix_cache_hit_ratio", () -> {
-            for (int i = 0; i < 2; i++) {
-                post(sidecar.proxyPort, "/v1/chat/completions", chat(system + i, 4, "", true), Map.of());
+        int port = Processes.freePort();
+        try (Processes.Running ownEngine = Processes.llamaServer(port);
+                Processes.Sidecar own = new Processes.Sidecar("http://127.0.0.1:" + port,
+                        Map.of("SIDECAR_ENGINE_SCRAPE_INTERVAL", "PT0.25S"))) {
+            String system = "You are a careful assistant. ".repeat(40);
+            for (int i = 0; i < 6; i++) {
+                String body = "{\"model\":\"tiny\",\"temperature\":0,\"max_tokens\":8,\"stream\":true,"
+                        + "\"stream_options\":{\"include_usage\":true},\"messages\":[{\"role\":\"system\",\"content\":\""
+                        + system + "\"},{\"role\":\"user\",\"content\":\"question " + i + "\"}]}";
+                Seen s = post(own.proxyPort, "/v1/chat/completions", body, Map.of());
+                assertThat(s.entity()).contains("\"cached_tokens\":");
             }
-        });
-        assertThat(hitRatio).isBetween(0.5, 1.0);
+            Scrape s = new Scrape(own.metrics());
+            // the first request filled the cache; the five after it found the system prompt there
+            assertThat(s.sum("llm_sidecar_tokens_total", "model", "tiny", "token_type", "cached_input"))
+                    .isGreaterThan(5 * 200);
+            assertThat(s.sum("llm_sidecar_time_to_first_token_by_cache_seconds_count", "model", "tiny", "cache",
+                    "hit")).isEqualTo(5);
+            // the engine's own view, normalised from this llama.cpp version's names
+            awaitNumber(own, "llm_sidecar_engine_requests_waiting", () -> { });
+            s = new Scrape(own.metrics());
+            assertThat(s.sum("llm_sidecar_engine_up")).isEqualTo(1);
+            assertThat(s.sum("llm_sidecar_engine_info", "engine", "llamacpp")).isEqualTo(1);
+            assertThat(s.sum("llm_sidecar_engine_requests_running")).isNotNaN();
+            // the hit ratio of a scrape window in which every prompt repeats a cached one: the prompt is cached
+            // first, then a window without traffic passes (the ratio is NaN then), so nothing uncached is counted
+            String repeated = chat(system, 4, "", true);
+            post(own.proxyPort, "/v1/chat/completions", repeated, Map.of());
+            awaitNaN(own, "llm_sidecar_engine_prefix_cache_hit_ratio");
+            double hitRatio = awaitNumber(own, "llm_sidecar_engine_prefix_cache_hit_ratio",
+                    () -> post(own.proxyPort, "/v1/chat/completions", repeated, Map.of()));
+            assertThat(hitRatio).isBetween(0.9, 1.0);
+        }
+    }
+
+    /** Waits until the gauge is NaN: a scrape window without traffic (at most 15 s). */
+    static void awaitNaN(Processes.Sidecar sidecar, String gauge) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+        while (!Double.isNaN(new Scrape(sidecar.metrics()).sum(gauge))) {
+            assertThat(System.nanoTime()).as(gauge + " never NaN").isLessThan(deadline);
+            Thread.sleep(100);
+        }
     }
 
     /** The gauge's value once it is a number (traffic between two scrapes makes it one). */
-    double awaitNumber(String gauge, ThrowingRunnable traffic) throws Exception {
+    static double awaitNumber(Processes.Sidecar sidecar, String gauge, ThrowingRunnable traffic) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
         while (System.nanoTime() < deadline) {
             double v = new Scrape(sidecar.metrics()).sum(gauge);
