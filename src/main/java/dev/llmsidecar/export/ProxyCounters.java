@@ -4,6 +4,7 @@ import static dev.llmsidecar.export.contract.Label.WHEN;
 import static dev.llmsidecar.export.contract.Label.REASON;
 import static dev.llmsidecar.export.contract.Label.PEER;
 import dev.llmsidecar.export.contract.Label;
+import dev.llmsidecar.observe.Peer;
 import dev.llmsidecar.export.contract.LabelValues;
 import static dev.llmsidecar.export.contract.Contract.BODY_TOO_LARGE;
 import static dev.llmsidecar.export.contract.Contract.CONNECTION_ERRORS;
@@ -34,15 +35,6 @@ import java.util.function.Function;
  */
 public final class ProxyCounters {
 
-    public enum Peer {
-        CLIENT("client"), UPSTREAM("upstream");
-
-        public final String label;
-
-        Peer(String label) {
-            this.label = label;
-        }
-    }
 
     private final Bound usageInjected;
     private final Map<UsageSkip, Bound> usageSkipped;
