@@ -1,5 +1,9 @@
 package dev.llmsidecar.engine;
 
+import static dev.llmsidecar.export.contract.Label.RESULT;
+import static dev.llmsidecar.export.contract.Label.PHASE;
+import static dev.llmsidecar.export.contract.Label.ENGINE;
+import dev.llmsidecar.export.contract.LabelValues;
 import dev.llmsidecar.export.contract.Contract;
 import dev.llmsidecar.export.contract.CumulativeHistogram;
 import dev.llmsidecar.export.contract.Recorder.Bound;
@@ -283,13 +287,14 @@ public final class EngineMetricsScraper {
      */
     private void registerInfo(EngineKind kind) {
         if (infoRegistered.add(kind)) {
-            recorders.observe(Contract.ENGINE_INFO, () -> state.infoKind() == kind ? 1 : 0, kind.label());
+            recorders.observe(Contract.ENGINE_INFO, () -> state.infoKind() == kind ? 1 : 0,
+                    LabelValues.of(ENGINE, kind.label()));
         }
     }
 
     /** The engine's histogram of one phase, with its bounds, on every backend that has the series. */
     private void phaseHistogram(EnginePhase phase) {
-        recorders.observeHistogram(Contract.ENGINE_PHASE, () -> phase(phase), phase.label());
+        recorders.observeHistogram(Contract.ENGINE_PHASE, () -> phase(phase), LabelValues.of(PHASE, phase.label()));
     }
 
     /** One state read, so a reader never mixes two scrapes; null (no point) while down or not reported. */
@@ -304,7 +309,7 @@ public final class EngineMetricsScraper {
 
     /** Scrapes by result: ok, error (connect / timeout / non-2xx / oversized), unparseable (no engine metric). */
     private Bound scrapeCounter(Outcome outcome) {
-        Bound counter = recorders.bound(Contract.ENGINE_SCRAPES, outcome.tag());
+        Bound counter = recorders.bound(Contract.ENGINE_SCRAPES, LabelValues.of(RESULT, outcome.tag()));
         counter.record(0);
         return counter;
     }

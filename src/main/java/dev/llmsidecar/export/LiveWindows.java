@@ -1,5 +1,9 @@
 package dev.llmsidecar.export;
 
+import static dev.llmsidecar.export.contract.Label.WINDOW;
+import static dev.llmsidecar.export.contract.Label.METRIC;
+import static dev.llmsidecar.export.contract.Label.MODEL;
+import dev.llmsidecar.export.contract.LabelValues;
 import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.timeline.RequestResult;
@@ -88,10 +92,10 @@ public final class LiveWindows {
             for (Duration w : config.durations()) {
                 recorders.observe(Contract.WINDOW_P99, () -> seconds(
                         snapshot().getOrDefault(model, Map.of()).getOrDefault(m, Map.of()).get(w)),
-                        model, metric, label(w));
+                        LabelValues.of(MODEL, model).and(METRIC, metric).and(WINDOW, label(w)));
             }
             recorders.observe(Contract.DRIFT, () -> windows.drift(model, m, config.driftShort(),
-                    config.driftBaseline(), config.driftMinSamples()), model, metric);
+                    config.driftBaseline(), config.driftMinSamples()), LabelValues.of(MODEL, model).and(METRIC, metric));
         }
     }
 

@@ -20,9 +20,27 @@ import static dev.llmsidecar.export.contract.Contract.TTFT_BY_CACHE;
 import static dev.llmsidecar.export.contract.Contract.UNDECODABLE;
 import static dev.llmsidecar.export.contract.Contract.WAITING_DEPTH;
 import static dev.llmsidecar.export.contract.Contract.WAITING_FIRST_TOKEN;
+import static dev.llmsidecar.export.contract.Label.CACHE;
+import static dev.llmsidecar.export.contract.Label.ERROR_TYPE;
+import static dev.llmsidecar.export.contract.Label.FINISH_REASON;
+import static dev.llmsidecar.export.contract.Label.FORMAT;
+import static dev.llmsidecar.export.contract.Label.MODEL;
+import static dev.llmsidecar.export.contract.Label.OPERATION;
+import static dev.llmsidecar.export.contract.Label.OUTCOME;
+import static dev.llmsidecar.export.contract.Label.PROVIDER;
+import static dev.llmsidecar.export.contract.Label.REASON;
+import static dev.llmsidecar.export.contract.Label.ROUTE;
+import static dev.llmsidecar.export.contract.Label.SERVER_ADDRESS;
+import static dev.llmsidecar.export.contract.Label.SERVER_PORT;
+import static dev.llmsidecar.export.contract.Label.SOURCE;
+import static dev.llmsidecar.export.contract.Label.STATUS_CLASS;
+import static dev.llmsidecar.export.contract.Label.STREAMING;
+import static dev.llmsidecar.export.contract.Label.TENANT;
+import static dev.llmsidecar.export.contract.Label.TOKEN_TYPE;
 
 import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.export.contract.Contract;
+import dev.llmsidecar.export.contract.LabelValues;
 import dev.llmsidecar.export.contract.Recorder;
 import dev.llmsidecar.export.contract.Recorder.Bound;
 import dev.llmsidecar.export.contract.Recorders;
@@ -76,8 +94,8 @@ public final class LlmMetrics {
         recorders.observe(IN_FLIGHT, inFlight::get);
         recorders.observe(WAITING_FIRST_TOKEN, waitingFirstToken::get);
         recorders.observe(IN_FLIGHT_MAX, maxInFlight::get);
-        this.waitingDepth = recorders.live(WAITING_DEPTH);
-        this.chunkWriteDelay = recorders.live(CHUNK_WRITE_DELAY);
+        this.waitingDepth = recorders.live(WAITING_DEPTH, LabelValues.NONE);
+        this.chunkWriteDelay = recorders.live(CHUNK_WRITE_DELAY, LabelValues.NONE);
         registerKnownCounters();
     }
 
@@ -88,14 +106,14 @@ public final class LlmMetrics {
     private void registerKnownCounters() {
         for (String route : List.of("llm", "other")) {
             for (String statusClass : List.of("2xx", "3xx", "4xx", "5xx", "none")) {
-                recorders.touch(HTTP_REQUESTS, route, statusClass);
+                recorders.touch(HTTP_REQUESTS, LabelValues.of(ROUTE, route).and(STATUS_CLASS, statusClass));
             }
         }
         for (TokenCountSource source : TokenCountSource.values()) {
-            recorders.touch(TOKEN_SOURCE, source.label());
+            recorders.touch(TOKEN_SOURCE, LabelValues.of(SOURCE, source.label()));
         }
-        recorders.touch(BODY_NOT_INSPECTED, "not_json");
-        recorders.touch(BODY_NOT_INSPECTED, "too_large");
+        recorders.touch(BODY_NOT_INSPECTED, LabelValues.of(REASON, "not_json"));
+        recorders.touch(BODY_NOT_INSPECTED, LabelValues.of(REASON, "too_large"));
     }
 
     /** The model label for a request model name (bounded; see {@link ModelLabels}). */
@@ -142,10 +160,9 @@ public final class LlmMetrics {
     }
 
     private Live newLive(LiveKey k) {
-        Object[] v = genai(k.model(), k.operation(), k.provider(), k.streaming());
+        LabelValues v = genai(k.model(), k.operation(), k.provider()).and(STREAMING, k.streaming());
         Live l = new Live();
-        l.ttft = recorders.live(TTFT, k.model(), k.operation(), k.streaming(), k.tenant(), k.provider(),
-                upstream.address(), upstream.portValue());
+        l.ttft = recorders.live(TTFT, v.and(TENANT, k.tenant()));
         // the others exist for streams only: a response that does not stream has no chunks of its own
         boolean s = k.streaming();
         l.firstChunk = s ? recorders.live(TIME_TO_FIRST_CHUNK, v) : Recorder.NOTHING;
@@ -156,9 +173,10 @@ public final class LlmMetrics {
         return l;
     }
 
-    /** Label values of a GenAI series with model, operation, streaming (then the OTLP-only attributes). */
-    private Object[] genai(String model, String operation, String provider, boolean streaming) {
-        return new Object[] {model, operation, streaming, provider, upstream.address(), upstream.portValue()};
+    /** Model and operation of a GenAI series, with its OTLP-only attributes (provider, server address and port). */
+    private LabelValues genai(String model, String operation, String provider) {
+        return LabelValues.of(MODEL, model).and(OPERATION, operation).and(PROVIDER, provider)
+                .and(SERVER_ADDRESS, upstream.address()).and(SERVER_PORT, upstream.portValue());
     }
 
     /**
@@ -205,9 +223,11 @@ public final class LlmMetrics {
         engineSide(end, r);
         tokens(end, r);
         end.get(Ended.TOKEN_SOURCE + r.outputTokenSource().ordinal()).record(1);
-        recorders.end(FINISH_REASONS, ok, 1, model, FinishReasons.label(r.finishReason()));
+        recorders.end(FINISH_REASONS, ok, 1, LabelValues.of(MODEL, model)
+                .and(FINISH_REASON, FinishReasons.label(r.finishReason())));
         if (r.undecodableChunks() > 0) {
-            recorders.end(UNDECODABLE, ok, r.undecodableChunks(), operation, format);
+            recorders.end(UNDECODABLE, ok, r.undecodableChunks(), LabelValues.of(OPERATION, operation)
+                    .and(FORMAT, format));
         }
     }
 
@@ -309,39 +329,39 @@ public final class LlmMetrics {
         }
 
         private Bound bind(int slot) {
-            String m = key.model();
-            String t = key.tenant();
-            String op = key.operation();
-            String p = key.provider();
-            boolean s = key.streaming();
-            String addr = upstream.address();
-            Object port = upstream.portValue();
-            String outcome = key.outcome().label();
+            LabelValues genai = genai(key.model(), key.operation(), key.provider());
+            LabelValues streamed = genai.and(STREAMING, key.streaming());
+            LabelValues outcome = streamed.and(OUTCOME, key.outcome().label()).and(TENANT, key.tenant());
+            LabelValues tokens = LabelValues.of(MODEL, key.model()).and(OPERATION, key.operation())
+                    .and(TENANT, key.tenant());
             return switch (slot) {
-                case REQUESTS -> recorders.ended(Contract.REQUESTS, ok, m, op, s, outcome, t);
-                case DURATION -> recorders.ended(REQUEST_DURATION, ok, m, op, s, outcome, t, key.errorType(), p, addr,
-                        port);
-                case TTFT -> recorders.ended(Contract.TTFT, ok, m, op, s, t, p, addr, port);
-                case TTFT_CACHE_HIT -> recorders.ended(TTFT_BY_CACHE, ok, m, op, s, "hit", p, addr, port);
-                case TTFT_CACHE_MISS -> recorders.ended(TTFT_BY_CACHE, ok, m, op, s, "miss", p, addr, port);
-                case TTFT_CACHE_UNKNOWN -> recorders.ended(TTFT_BY_CACHE, ok, m, op, s, "unknown", p, addr, port);
-                case UPSTREAM_HEADERS -> recorders.ended(Contract.UPSTREAM_HEADERS, ok, genai(m, op, p, s));
-                case TPOT -> recorders.ended(Contract.TPOT, ok, m, op, s, outcome, t, p, addr, port);
-                case ITL -> recorders.ended(Contract.ITL, ok, m, op, s, outcome, t, p, addr, port);
-                case ENGINE_QUEUE -> recorders.ended(Contract.ENGINE_QUEUE, ok, m, op, p, addr, port);
-                case ENGINE_TTFT -> recorders.ended(Contract.ENGINE_TTFT, ok, m, op, p, addr, port);
-                case TTFT_OUTSIDE_ENGINE -> recorders.ended(Contract.TTFT_OUTSIDE_ENGINE, ok, m, op, p, addr, port);
-                case ENGINE_DECODE -> recorders.ended(Contract.ENGINE_DECODE, ok, m, op, p, addr, port);
-                case DURATION_OUTSIDE_ENGINE -> recorders.ended(Contract.DURATION_OUTSIDE_ENGINE, ok, m, op, p, addr,
-                        port);
-                case USAGE_INPUT -> recorders.ended(TOKEN_USAGE, ok, m, op, "input", t, p, addr, port);
-                case USAGE_OUTPUT -> recorders.ended(TOKEN_USAGE, ok, m, op, "output", t, p, addr, port);
-                case TOKENS_INPUT -> recorders.ended(TOKENS, ok, m, op, "input", t);
-                case TOKENS_OUTPUT -> recorders.ended(TOKENS, ok, m, op, "output", t);
-                case TOKENS_CACHED_INPUT -> recorders.ended(TOKENS, ok, m, op, "cached_input", t);
-                case TOKENS_CACHE_REPORTING_INPUT -> recorders.ended(TOKENS, ok, m, op, "cache_reporting_input", t);
-                default -> recorders.ended(Contract.TOKEN_SOURCE, ok,
-                        TokenCountSource.values()[slot - Ended.TOKEN_SOURCE].label());
+                case REQUESTS -> recorders.ended(Contract.REQUESTS, ok, LabelValues.of(MODEL, key.model())
+                        .and(OPERATION, key.operation()).and(STREAMING, key.streaming())
+                        .and(OUTCOME, key.outcome().label()).and(TENANT, key.tenant()));
+                case DURATION -> recorders.ended(REQUEST_DURATION, ok, outcome.and(ERROR_TYPE, key.errorType()));
+                case TTFT -> recorders.ended(Contract.TTFT, ok, streamed.and(TENANT, key.tenant()));
+                case TTFT_CACHE_HIT -> recorders.ended(TTFT_BY_CACHE, ok, streamed.and(CACHE, "hit"));
+                case TTFT_CACHE_MISS -> recorders.ended(TTFT_BY_CACHE, ok, streamed.and(CACHE, "miss"));
+                case TTFT_CACHE_UNKNOWN -> recorders.ended(TTFT_BY_CACHE, ok, streamed.and(CACHE, "unknown"));
+                case UPSTREAM_HEADERS -> recorders.ended(Contract.UPSTREAM_HEADERS, ok, streamed);
+                case TPOT -> recorders.ended(Contract.TPOT, ok, outcome);
+                case ITL -> recorders.ended(Contract.ITL, ok, outcome);
+                case ENGINE_QUEUE -> recorders.ended(Contract.ENGINE_QUEUE, ok, genai);
+                case ENGINE_TTFT -> recorders.ended(Contract.ENGINE_TTFT, ok, genai);
+                case TTFT_OUTSIDE_ENGINE -> recorders.ended(Contract.TTFT_OUTSIDE_ENGINE, ok, genai);
+                case ENGINE_DECODE -> recorders.ended(Contract.ENGINE_DECODE, ok, genai);
+                case DURATION_OUTSIDE_ENGINE -> recorders.ended(Contract.DURATION_OUTSIDE_ENGINE, ok, genai);
+                case USAGE_INPUT -> recorders.ended(TOKEN_USAGE, ok, genai.and(TOKEN_TYPE, "input")
+                        .and(TENANT, key.tenant()));
+                case USAGE_OUTPUT -> recorders.ended(TOKEN_USAGE, ok, genai.and(TOKEN_TYPE, "output")
+                        .and(TENANT, key.tenant()));
+                case TOKENS_INPUT -> recorders.ended(TOKENS, ok, tokens.and(TOKEN_TYPE, "input"));
+                case TOKENS_OUTPUT -> recorders.ended(TOKENS, ok, tokens.and(TOKEN_TYPE, "output"));
+                case TOKENS_CACHED_INPUT -> recorders.ended(TOKENS, ok, tokens.and(TOKEN_TYPE, "cached_input"));
+                case TOKENS_CACHE_REPORTING_INPUT -> recorders.ended(TOKENS, ok,
+                        tokens.and(TOKEN_TYPE, "cache_reporting_input"));
+                default -> recorders.ended(Contract.TOKEN_SOURCE, ok, LabelValues.of(SOURCE,
+                        TokenCountSource.values()[slot - Ended.TOKEN_SOURCE].label()));
             };
         }
     }
@@ -380,11 +400,11 @@ public final class LlmMetrics {
 
     /** Every proxied request, LLM or not, by route kind and status class (e.g. "2xx", or "none" without response). */
     public void httpRequest(String route, String statusClass) {
-        recorders.count(HTTP_REQUESTS, 1, route, statusClass);
+        recorders.count(HTTP_REQUESTS, 1, LabelValues.of(ROUTE, route).and(STATUS_CLASS, statusClass));
     }
 
     public void bodyNotInspected(String reason) {
-        recorders.count(BODY_NOT_INSPECTED, 1, reason);
+        recorders.count(BODY_NOT_INSPECTED, 1, LabelValues.of(REASON, reason));
     }
 
     /** Per-request live recorder; decrements the waiting gauge exactly once. */

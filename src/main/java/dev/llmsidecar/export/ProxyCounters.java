@@ -1,5 +1,11 @@
 package dev.llmsidecar.export;
 
+import static dev.llmsidecar.export.contract.Label.WHEN;
+import static dev.llmsidecar.export.contract.Label.REASON;
+import static dev.llmsidecar.export.contract.Label.PEER;
+import dev.llmsidecar.export.contract.Label;
+import dev.llmsidecar.observe.Peer;
+import dev.llmsidecar.export.contract.LabelValues;
 import static dev.llmsidecar.export.contract.Contract.BODY_TOO_LARGE;
 import static dev.llmsidecar.export.contract.Contract.CONNECTION_ERRORS;
 import static dev.llmsidecar.export.contract.Contract.IDLE_CONNECTIONS_RETIRED;
@@ -29,15 +35,6 @@ import java.util.function.Function;
  */
 public final class ProxyCounters {
 
-    public enum Peer {
-        CLIENT("client"), UPSTREAM("upstream");
-
-        public final String label;
-
-        Peer(String label) {
-            this.label = label;
-        }
-    }
 
     private final Bound usageInjected;
     private final Map<UsageSkip, Bound> usageSkipped;
@@ -54,23 +51,25 @@ public final class ProxyCounters {
     private final Bound notDecodedEncoding;
 
     public ProxyCounters(Recorders recorders) {
-        usageInjected = start(recorders, USAGE_INJECTED);
-        usageSkipped = perValue(recorders, UsageSkip.class, USAGE_SKIPPED, s -> s.label);
-        usageKept = perValue(recorders, UsageKept.class, USAGE_NOT_REMOVED, k -> k.label);
-        usageChunksRemoved = start(recorders, USAGE_CHUNKS_STRIPPED);
-        usageMembersRemoved = start(recorders, USAGE_MEMBERS_REMOVED);
-        usageReframed = start(recorders, USAGE_REFRAMED);
-        retriedClosedBeforeResponse = start(recorders, UPSTREAM_RETRIES, "closed_before_response");
-        retriedCompressedAfterInjection = start(recorders, UPSTREAM_RETRIES, "compressed_after_injection");
-        idleConnectionsRetired = start(recorders, IDLE_CONNECTIONS_RETIRED);
-        bodyTooLargeDeclared = start(recorders, BODY_TOO_LARGE, "declared");
-        bodyTooLargeStreamed = start(recorders, BODY_TOO_LARGE, "streamed");
-        connectionErrors = perValue(recorders, Peer.class, CONNECTION_ERRORS, p -> p.label);
-        notDecodedEncoding = start(recorders, NOT_DECODED, "content_encoding");
+        usageInjected = start(recorders, USAGE_INJECTED, LabelValues.NONE);
+        usageSkipped = perValue(recorders, UsageSkip.class, USAGE_SKIPPED, REASON, s -> s.label);
+        usageKept = perValue(recorders, UsageKept.class, USAGE_NOT_REMOVED, REASON, k -> k.label);
+        usageChunksRemoved = start(recorders, USAGE_CHUNKS_STRIPPED, LabelValues.NONE);
+        usageMembersRemoved = start(recorders, USAGE_MEMBERS_REMOVED, LabelValues.NONE);
+        usageReframed = start(recorders, USAGE_REFRAMED, LabelValues.NONE);
+        retriedClosedBeforeResponse = start(recorders, UPSTREAM_RETRIES,
+                LabelValues.of(REASON, "closed_before_response"));
+        retriedCompressedAfterInjection = start(recorders, UPSTREAM_RETRIES,
+                LabelValues.of(REASON, "compressed_after_injection"));
+        idleConnectionsRetired = start(recorders, IDLE_CONNECTIONS_RETIRED, LabelValues.NONE);
+        bodyTooLargeDeclared = start(recorders, BODY_TOO_LARGE, LabelValues.of(WHEN, "declared"));
+        bodyTooLargeStreamed = start(recorders, BODY_TOO_LARGE, LabelValues.of(WHEN, "streamed"));
+        connectionErrors = perValue(recorders, Peer.class, CONNECTION_ERRORS, PEER, p -> p.label);
+        notDecodedEncoding = start(recorders, NOT_DECODED, LabelValues.of(REASON, "content_encoding"));
     }
 
     /** A counter bound once and exported at 0 from the start. */
-    private static Bound start(Recorders recorders, Series series, Object... values) {
+    private static Bound start(Recorders recorders, Series series, LabelValues values) {
         Bound counter = recorders.bound(series, values);
         counter.record(0);
         return counter;
@@ -78,13 +77,14 @@ public final class ProxyCounters {
 
     /** One counter per value of a label, all exported at 0 now. */
     private static <E extends Enum<E>> Map<E, Bound> perValue(Recorders recorders, Class<E> values, Series series,
-            Function<E, String> label) {
+            Label label, Function<E, String> value) {
         Map<E, Bound> counters = new EnumMap<>(values);
-        for (E value : values.getEnumConstants()) {
-            counters.put(value, start(recorders, series, label.apply(value)));
+        for (E v : values.getEnumConstants()) {
+            counters.put(v, start(recorders, series, LabelValues.of(label, value.apply(v))));
         }
         return counters;
     }
+
 
     public void usageInjected() {
         usageInjected.record(1);

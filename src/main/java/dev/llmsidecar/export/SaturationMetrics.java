@@ -1,5 +1,7 @@
 package dev.llmsidecar.export;
 
+import static dev.llmsidecar.export.contract.Label.LOAD_BAND;
+import dev.llmsidecar.export.contract.LabelValues;
 import static dev.llmsidecar.export.contract.Contract.SATURATION_KNEE;
 import static dev.llmsidecar.export.contract.Contract.SATURATION_LOAD;
 import static dev.llmsidecar.export.contract.Contract.TPOT_BY_LOAD;
@@ -67,7 +69,7 @@ public final class SaturationMetrics {
         Bound b = slots.get(band.index());
         if (b == null) {
             // two event loops may bind at once: both get the same meters
-            b = recorders.ended(ttft ? TTFT_BY_LOAD : TPOT_BY_LOAD, true, band.label());
+            b = recorders.ended(ttft ? TTFT_BY_LOAD : TPOT_BY_LOAD, true, LabelValues.of(LOAD_BAND, band.label()));
             slots.set(band.index(), b);
         }
         return b;

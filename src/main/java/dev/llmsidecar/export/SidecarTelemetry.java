@@ -8,6 +8,7 @@ import dev.llmsidecar.export.contract.Recorder;
 import dev.llmsidecar.export.contract.Recorders;
 import dev.llmsidecar.export.otel.OtelPipeline;
 import dev.llmsidecar.export.otel.RequestTracing;
+import dev.llmsidecar.observe.TrafficObserver;
 import dev.llmsidecar.slo.GoodputWindows;
 import dev.llmsidecar.slo.SloPolicy;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -29,6 +30,7 @@ public final class SidecarTelemetry implements AutoCloseable {
     private final GoodputWindows goodput;
     private final LiveWindows windows;
     private final RequestReporter reporter;
+    private final TrafficRecorder traffic;
     private final OtelPipeline otel;
     private final RequestTracing tracing;
     private final TenantLabels tenants;
@@ -67,6 +69,12 @@ public final class SidecarTelemetry implements AutoCloseable {
         this.saturation = new SaturationMetrics(recorders, config.saturation(), metrics::inFlight, nanoClock);
         this.reporter = new RequestReporter(metrics, policy, new SloMetrics(recorders, policy.objectives()), goodput,
                 windows, tenants, saturation, new WorkMetrics(recorders, config.cost(), nanoClock));
+        this.traffic = new TrafficRecorder(reporter, tracing.toUpstream(upstream.getHost(), port));
+    }
+
+    /** What the proxy reports to: the seam between the data path and everything above. */
+    public TrafficObserver traffic() {
+        return traffic;
     }
 
     /** Every backend of the metrics contract (Prometheus, and OTLP when it is on). */

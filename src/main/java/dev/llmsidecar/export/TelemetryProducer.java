@@ -2,12 +2,17 @@ package dev.llmsidecar.export;
 
 import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.export.otel.OtelPipeline;
+import dev.llmsidecar.observe.TrafficObserver;
 import io.micrometer.prometheus.PrometheusMeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import io.vertx.core.Vertx;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
 import java.util.HashMap;
 import java.util.Map;
 import org.eclipse.microprofile.config.Config;
@@ -15,6 +20,8 @@ import org.eclipse.microprofile.config.Config;
 /** The single {@link SidecarTelemetry} of the application, built on first use. */
 @ApplicationScoped
 public class TelemetryProducer {
+
+    private static final long QUEUE_SAMPLE_MILLIS = 250;
 
     /**
      * The Prometheus registry itself, not Quarkus's composite: a composite timer walks its children (allocating an
@@ -31,6 +38,8 @@ public class TelemetryProducer {
     Config mpConfig;
 
     private SidecarTelemetry telemetry;
+    private Vertx vertx;
+    private long queueSampler = -1;
 
     public synchronized SidecarTelemetry telemetry() {
         if (telemetry == null) {
@@ -38,6 +47,20 @@ public class TelemetryProducer {
                     OtelPipeline.create(otelSettings(mpConfig), registry));
         }
         return telemetry;
+    }
+
+    /** What the proxy reports to (the seam between the data path and the telemetry). */
+    @Produces
+    @Singleton
+    TrafficObserver traffic() {
+        return telemetry().traffic();
+    }
+
+    /** The waiting depth is sampled at a fixed period, so its histogram is time-weighted. */
+    void startSampling(@Observes StartupEvent event, Vertx vertx) {
+        this.vertx = vertx;
+        LlmMetrics metrics = telemetry().metrics();
+        queueSampler = vertx.setPeriodic(QUEUE_SAMPLE_MILLIS, id -> metrics.sampleQueueDepth());
     }
 
     /**
@@ -67,6 +90,9 @@ public class TelemetryProducer {
 
     // after the proxy stopped taking requests, so the last spans are exported
     void onStop(@Observes @Priority(10) ShutdownEvent event) {
+        if (queueSampler >= 0) {
+            vertx.cancelTimer(queueSampler);
+        }
         SidecarTelemetry t;
         synchronized (this) {
             t = telemetry;

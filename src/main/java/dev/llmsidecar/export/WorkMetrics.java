@@ -1,5 +1,9 @@
 package dev.llmsidecar.export;
 
+import static dev.llmsidecar.export.contract.Label.TENANT;
+import static dev.llmsidecar.export.contract.Label.REASON;
+import static dev.llmsidecar.export.contract.Label.MODEL;
+import dev.llmsidecar.export.contract.LabelValues;
 import static dev.llmsidecar.export.contract.Contract.COST_GPU_SPEND;
 import static dev.llmsidecar.export.contract.Contract.COST_PER_MILLION_GOOD;
 import static dev.llmsidecar.export.contract.Contract.COST_PER_MILLION_OUTPUT;
@@ -94,9 +98,10 @@ public final class WorkMetrics {
         String waste = wasteReason(r, verdict);
         if (output > 0) {
             if (waste == null) {
-                recorders.count(USEFUL_TOKENS, output, model, tenant);
+                recorders.count(USEFUL_TOKENS, output, LabelValues.of(MODEL, model).and(TENANT, tenant));
             } else {
-                recorders.count(WASTED_TOKENS, output, model, waste, tenant);
+                recorders.count(WASTED_TOKENS, output, LabelValues.of(MODEL, model).and(REASON, waste)
+                        .and(TENANT, tenant));
             }
         }
         if (price == null) {
@@ -109,7 +114,7 @@ public final class WorkMetrics {
         if (price.perToken()) {
             double spend = (Math.max(0, r.promptTokens()) * price.inputPerMillion()
                     + output * price.outputPerMillion()) / 1e6;
-            recorders.count(COST_SPEND, spend, model, tenant);
+            recorders.count(COST_SPEND, spend, LabelValues.of(MODEL, model).and(TENANT, tenant));
             window.add(COST, spend);
         }
     }

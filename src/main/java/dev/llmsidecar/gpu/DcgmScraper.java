@@ -1,5 +1,8 @@
 package dev.llmsidecar.gpu;
 
+import static dev.llmsidecar.export.contract.Label.GPU;
+import static dev.llmsidecar.export.contract.Label.RESULT;
+import dev.llmsidecar.export.contract.LabelValues;
 import dev.llmsidecar.engine.ExpositionParser;
 import dev.llmsidecar.export.contract.Contract;
 import dev.llmsidecar.export.contract.Recorder.Bound;
@@ -320,7 +323,7 @@ public final class DcgmScraper {
         recorders.observe(series, () -> {
             GpuReading r = state.gpus().get(gpu);
             return r == null ? Double.NaN : value.applyAsDouble(r);
-        }, gpu);
+        }, LabelValues.of(GPU, gpu));
     }
 
     /** Logs a configuration problem once, until the scrape finds GPUs again or another problem shows. */
@@ -333,7 +336,7 @@ public final class DcgmScraper {
 
     /** Scrapes by result: ok, error (connect / timeout / non-2xx / oversized), unparseable (no DCGM field). */
     private Bound scrapeCounter(Outcome outcome) {
-        Bound counter = recorders.bound(Contract.GPU_SCRAPES, outcome.tag());
+        Bound counter = recorders.bound(Contract.GPU_SCRAPES, LabelValues.of(RESULT, outcome.tag()));
         counter.record(0);
         return counter;
     }

@@ -1,6 +1,6 @@
 package dev.llmsidecar.proxy;
 
-import dev.llmsidecar.export.LlmMetrics;
+import dev.llmsidecar.observe.ExchangeObserver;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.vertx.core.Future;
@@ -32,15 +32,15 @@ import io.vertx.core.net.impl.ConnectionBase;
 final class ClientWriter {
 
     private final HttpServerResponse response;
-    private final LlmMetrics metrics;
+    private final ExchangeObserver observer;
     /** The client's Netty channel on HTTP/1.x; null where writes are followed by their promises. */
     private final Channel channel;
     /** The last write's future, on the promise path only. */
     private Future<Void> lastWrite = Future.succeededFuture();
 
-    ClientWriter(HttpServerRequest request, LlmMetrics metrics) {
+    ClientWriter(HttpServerRequest request, ExchangeObserver observer) {
         this.response = request.response();
-        this.metrics = metrics;
+        this.observer = observer;
         this.channel = http1Channel(request);
     }
 
@@ -62,9 +62,9 @@ final class ClientWriter {
         writeUntimed(data);
         if (channel == null) {
             if (lastWrite.succeeded()) {
-                metrics.chunkWritten(System.nanoTime() - arrivedNanos);
+                observer.written(arrivedNanos, System.nanoTime());
             } else {
-                lastWrite.onSuccess(v -> metrics.chunkWritten(System.nanoTime() - arrivedNanos));
+                lastWrite.onSuccess(v -> observer.written(arrivedNanos, System.nanoTime()));
             }
             return;
         }
@@ -72,11 +72,11 @@ final class ClientWriter {
             return; // the client left: nothing was written, nothing to time
         }
         if (nothingQueued()) {
-            metrics.chunkWritten(System.nanoTime() - arrivedNanos);
+            observer.written(arrivedNanos, System.nanoTime());
         } else {
             response.write(Buffer.buffer(0), ar -> {
                 if (ar.succeeded()) {
-                    metrics.chunkWritten(System.nanoTime() - arrivedNanos);
+                    observer.written(arrivedNanos, System.nanoTime());
                 }
             });
         }

@@ -1,7 +1,7 @@
 package dev.llmsidecar.proxy;
 
-import dev.llmsidecar.export.ProxyCounters;
-import dev.llmsidecar.export.ProxyCounters.Peer;
+import dev.llmsidecar.observe.Peer;
+import dev.llmsidecar.observe.TrafficObserver;
 import io.vertx.core.Handler;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jboss.logging.Logger;
@@ -17,14 +17,14 @@ final class ConnectionErrors {
     private static final Logger LOG = Logger.getLogger(ConnectionErrors.class);
     private static final long SUMMARY_NANOS = 60_000_000_000L;
 
-    private final ProxyCounters counters;
+    private final TrafficObserver traffic;
     private final Handler<Throwable> client = t -> record(Peer.CLIENT, t);
     private final Handler<Throwable> upstream = t -> record(Peer.UPSTREAM, t);
     private final AtomicLong sinceSummary = new AtomicLong();
     private final AtomicLong lastSummaryNanos = new AtomicLong(System.nanoTime() - SUMMARY_NANOS);
 
-    ConnectionErrors(ProxyCounters counters) {
-        this.counters = counters;
+    ConnectionErrors(TrafficObserver traffic) {
+        this.traffic = traffic;
     }
 
     Handler<Throwable> client() {
@@ -36,7 +36,7 @@ final class ConnectionErrors {
     }
 
     private void record(Peer peer, Throwable t) {
-        counters.connectionError(peer);
+        traffic.connectionError(peer);
         long pending = sinceSummary.incrementAndGet();
         long now = System.nanoTime();
         long last = lastSummaryNanos.get();

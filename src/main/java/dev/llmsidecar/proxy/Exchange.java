@@ -1,6 +1,7 @@
 package dev.llmsidecar.proxy;
 
-import dev.llmsidecar.export.ProxyCounters;
+import dev.llmsidecar.observe.ExchangeObserver;
+import dev.llmsidecar.observe.TrafficObserver;
 import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.wire.LlmOperation;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -36,7 +37,8 @@ final class Exchange implements UpstreamConnection.Listener {
     private static final int MAX_RETIRED_PER_REQUEST = 8;
 
     private final ProxyHandler proxy;
-    private final ProxyCounters counters;
+    private final TrafficObserver traffic;
+    private final ExchangeObserver observer;
     private final HttpServerRequest request;
     private final HttpServerResponse response;
     private final ClientWriter client;
@@ -66,11 +68,12 @@ final class Exchange implements UpstreamConnection.Listener {
 
     Exchange(ProxyHandler proxy, HttpServerRequest request, long receivedNanos, LlmOperation operation) {
         this.proxy = proxy;
-        this.counters = proxy.metrics.proxy();
+        this.traffic = proxy.traffic;
+        this.observer = traffic.exchangeStarted(new VertxHeaders.Head(request), operation, receivedNanos);
         this.request = request;
         this.response = request.response();
-        this.client = new ClientWriter(request, proxy.metrics);
-        this.llm = operation == null ? null : new LlmCall(proxy, operation, request, receivedNanos);
+        this.client = new ClientWriter(request, observer);
+        this.llm = operation == null ? null : new LlmCall(proxy, operation, request, observer);
     }
 
     void start() {
@@ -187,7 +190,7 @@ final class Exchange implements UpstreamConnection.Listener {
      * the client gets exactly the response it would have got directly.
      */
     private void resendAsTheClientWroteIt() {
-        counters.retriedCompressedAfterInjection();
+        traffic.retriedCompressedAfterInjection();
         proxy.warnOnce("retry_compressed_after_injection", "the engine compressed a stream for which the sidecar "
                 + "had turned include_usage on and asked for identity encoding; the client's own request was sent "
                 + "instead. The sidecar no longer turns include_usage on for this model; further cases are counted in "
@@ -223,7 +226,7 @@ final class Exchange implements UpstreamConnection.Listener {
             // fresh to Vert.x's own sweep
             boolean stale = conn != null && conn.idleFor(System.nanoTime(), proxy.keepAliveNanos);
             if (stale) {
-                counters.idleConnectionRetired();
+                traffic.idleConnectionRetired();
                 retire(req);
             }
             if (finished || clientGone) {
@@ -317,7 +320,7 @@ final class Exchange implements UpstreamConnection.Listener {
         if (!retried && !bodyPiped && connection != null && connection.reused() && connection.nothingReadSinceStart()
                 && !(cause instanceof TimeoutException)) {
             retried = true;
-            counters.retriedClosedBeforeResponse();
+            traffic.retriedClosedBeforeResponse();
             proxy.warnOnce("retry_closed_before_response", "a reused upstream connection closed before responding ("
                     + cause + "); the request was sent again on a new connection. Further retries are counted in "
                     + "llm_sidecar_upstream_retries_total, not logged");
@@ -551,7 +554,7 @@ final class Exchange implements UpstreamConnection.Listener {
         if (finished || clientGone) {
             return;
         }
-        counters.bodyTooLarge(declared);
+        traffic.bodyTooLarge(declared);
         request.pause();
         status = SidecarError.BODY_TOO_LARGE.status;
         finish(Outcome.UPSTREAM_ERROR, System.nanoTime());
@@ -613,13 +616,9 @@ final class Exchange implements UpstreamConnection.Listener {
         if (idleTimer >= 0) {
             proxy.vertx.cancelTimer(idleTimer);
         }
-        proxy.metrics.httpRequest(llm == null ? "other" : "llm", statusClass(status));
+        observer.ended(outcome, status, nanos);
         if (llm != null) {
-            llm.finish(outcome, status, nanos);
+            llm.finish(outcome);
         }
-    }
-
-    private static String statusClass(int status) {
-        return status <= 0 ? "none" : (status / 100) + "xx";
     }
 }

@@ -1,19 +1,17 @@
 package dev.llmsidecar.proxy;
 
-import dev.llmsidecar.export.ModelLabels;
-import dev.llmsidecar.export.ProxyCounters;
-import dev.llmsidecar.export.otel.RequestSpan;
+import dev.llmsidecar.observe.ExchangeObserver;
+import dev.llmsidecar.observe.TrafficObserver;
 import dev.llmsidecar.timeline.Outcome;
-import dev.llmsidecar.timeline.RequestTimeline;
 import dev.llmsidecar.wire.InflatingDecoder;
 import dev.llmsidecar.wire.InspectedRequest;
 import dev.llmsidecar.wire.LlmOperation;
 import dev.llmsidecar.wire.StreamDecoder;
+import dev.llmsidecar.wire.TokenEventSink;
 import dev.llmsidecar.wire.UpstreamResponse;
 import dev.llmsidecar.wire.UsageHandling;
 import dev.llmsidecar.wire.UsageReport;
 import dev.llmsidecar.wire.openai.IncludeUsagePolicy;
-import io.opentelemetry.context.Scope;
 import io.vertx.core.MultiMap;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
@@ -22,45 +20,36 @@ import io.vertx.core.http.HttpVersion;
 import java.util.Locale;
 
 /**
- * The LLM side of one exchange: what the request asked for (model, streaming, SLO class), whether the sidecar
- * asks the engine for usage, the request's timeline, span and wire-format decoder, and the report when it ends.
- * {@link Exchange} moves the bytes; this measures them. All calls come from the client connection's event loop.
+ * The LLM side of one exchange, as far as it touches bytes: what the request asked for (model, streaming), whether
+ * the sidecar asks the engine for usage (and takes it out again), and the wire-format decoder the response passes
+ * through. What is measured goes to the exchange's {@link ExchangeObserver}; {@link Exchange} moves the bytes. All
+ * calls come from the client connection's event loop.
  */
 final class LlmCall {
 
     private static final Buffer EMPTY = Buffer.buffer(0);
+    /** A model name in a log line is cut to this (it comes from a client). */
+    private static final int MAX_LOGGED_MODEL_CHARS = 64;
 
     private final ProxyHandler proxy;
-    private final ProxyCounters counters;
+    private final TrafficObserver traffic;
+    private final ExchangeObserver observer;
     private final LlmOperation operation;
-    private final long receivedNanos;
-    private final String sloClass;
-    private final String tenantName;
-    private final String tenant;
-    private final RequestSpan span;
     private final boolean acceptsCompression;
     private final boolean http10;
 
     private String modelName;
-    private String model = ModelLabels.UNKNOWN;
-    private boolean streamRequested;
     private UsageHandling usage = UsageHandling.PASS;
-    private RequestTimeline timeline;
-    private int loadAtArrival;
     private StreamDecoder decoder;
     private boolean compressed;
     private boolean lengthFramed;
+    private boolean streamingResponse;
 
-    LlmCall(ProxyHandler proxy, LlmOperation operation, HttpServerRequest request, long receivedNanos) {
+    LlmCall(ProxyHandler proxy, LlmOperation operation, HttpServerRequest request, ExchangeObserver observer) {
         this.proxy = proxy;
-        this.counters = proxy.metrics.proxy();
+        this.traffic = proxy.traffic;
+        this.observer = observer;
         this.operation = operation;
-        this.receivedNanos = receivedNanos;
-        this.sloClass = proxy.reporter.policy().sloClass(request.getHeader(proxy.reporter.policy().classHeader()));
-        this.tenantName = proxy.reporter.tenants().tenantOf(request::getHeader);
-        this.tenant = proxy.reporter.tenants().label(tenantName);
-        this.span = proxy.tracing.start(request.headers(), operation.label(), operation.format().providerName(),
-                request.method().name(), request.path(), receivedNanos);
         this.acceptsCompression = acceptsCompression(request.getHeader(HttpHeaders.ACCEPT_ENCODING));
         this.http10 = request.version() == HttpVersion.HTTP_1_0;
     }
@@ -72,28 +61,26 @@ final class LlmCall {
     Buffer inspect(Buffer body) {
         InspectedRequest inspected = operation.format().inspect(body);
         if (!inspected.decodable()) {
-            proxy.metrics.bodyNotInspected("not_json");
+            traffic.bodyNotInspected("not_json");
         }
         modelName = inspected.model();
-        model = proxy.metrics.modelLabel(modelName);
-        streamRequested = inspected.stream();
-        span.request(modelName, streamRequested);
+        observer.requestInspected(modelName, inspected.stream());
         IncludeUsagePolicy.Decision decision = proxy.usagePolicy.decide(policyKey(), inspected.usage(),
                 acceptsCompression, http10);
         usage = decision.handling();
         if (decision.skip() != null) {
-            counters.usageSkipped(decision.skip());
+            traffic.usageSkipped(decision.skip());
         }
         if (!decision.inject()) {
             return body;
         }
-        counters.usageInjected();
+        traffic.usageInjected();
         return inspected.bodyWithUsage();
     }
 
     /** The body was too large to inspect: it is forwarded untouched, as model {@code unknown}. */
     void notInspected() {
-        proxy.metrics.bodyNotInspected("too_large");
+        traffic.bodyNotInspected("too_large");
     }
 
     /** True when the sidecar changed the request body (the upstream Content-Length no longer applies). */
@@ -107,12 +94,12 @@ final class LlmCall {
     }
 
     /**
-     * Adds what the sidecar sends upstream besides the client's headers: the trace context, and, where it turned
-     * include_usage on, {@code Accept-Encoding: identity}, because it can remove the usage only from bytes that are
-     * not compressed ({@link #injectionMetCompression}).
+     * Adds what the sidecar sends upstream besides the client's headers: the observer's (trace context), and, where it
+     * turned include_usage on, {@code Accept-Encoding: identity}, because it can remove the usage only from bytes
+     * that are not compressed ({@link #injectionMetCompression}).
      */
     void prepareUpstreamHeaders(MultiMap headers) {
-        span.inject(headers);
+        observer.propagate(new VertxHeaders.Upstream(headers));
         if (usage == UsageHandling.REMOVE) {
             headers.set(HttpHeaders.ACCEPT_ENCODING, HttpHeaders.IDENTITY);
         }
@@ -121,7 +108,7 @@ final class LlmCall {
     /**
      * True when the engine answered a request the sidecar turned include_usage on for with a compressed success
      * although it was asked for identity: the exchange then sends the client's own request instead
-     * (docs/reliability.md), and this call measures that one as an unedited stream. The engine is not asked again
+     * (docs/reliability.md), and this call decodes that one as an unedited stream. The engine is not asked again
      * for this model.
      */
     boolean injectionMetCompression(int status, MultiMap headers) {
@@ -134,20 +121,9 @@ final class LlmCall {
         return true;
     }
 
-    /**
-     * Starts the timeline (its clock started when the request arrived). Called once the request is on its way
-     * upstream: a model's first request creates its meters, 1–2 ms here, which must not delay forwarding.
-     */
+    /** The request is on its way upstream. */
     void requestSent() {
-        startTimeline(streamRequested);
-    }
-
-    private void startTimeline(boolean streaming) {
-        if (timeline == null) {
-            var live = proxy.reporter.started(model, tenant, operation, streaming);
-            loadAtArrival = live.loadAtArrival();
-            timeline = new RequestTimeline(receivedNanos, streaming, live);
-        }
+        observer.requestSent();
     }
 
     /**
@@ -157,8 +133,8 @@ final class LlmCall {
     boolean onResponseHead(int status, MultiMap headers, boolean hasLength, long now) {
         String contentType = headers.get(HttpHeaders.CONTENT_TYPE);
         boolean streaming = operation.format().streamingResponse(contentType);
-        startTimeline(streaming);
-        timeline.onUpstreamHeaders(now);
+        streamingResponse = streaming;
+        TokenEventSink sink = observer.responseStarted(status, streaming, now);
         if (status >= 300) {
             return false;
         }
@@ -167,43 +143,32 @@ final class LlmCall {
         lengthFramed = hasLength;
         boolean inflate = compressed && InflatingDecoder.inflates(encoding);
         if (compressed && !inflate) {
-            counters.notDecodedForEncoding();
+            traffic.notDecodedForEncoding();
             return false; // forwarded untouched, timed as a body without tokens
         }
         // a compressed body passes as it is (an injected one never gets here: injectionMetCompression), an inflated
         // copy is measured
         UpstreamResponse response = new UpstreamResponse(contentType, headers, hasLength, usage,
                 proxy.config.llm().maxHeldEventBytes(), proxy.config.llm().maxInspectedBodyBytes());
-        decoder = operation.format().decoder(timeline, response);
+        decoder = operation.format().decoder(sink, response);
         if (inflate) {
-            decoder = InflatingDecoder.wrap(decoder, timeline, encoding);
+            decoder = InflatingDecoder.wrap(decoder, sink, encoding);
         }
         boolean reframe = usage == UsageHandling.REMOVE && hasLength && streaming;
         if (reframe) {
-            counters.usageReframed();
+            traffic.usageReframed();
         }
         return reframe;
     }
 
     /** Decodes one upstream read; returns the bytes to forward. */
     Buffer onChunk(Buffer chunk, long nanos) {
-        if (decoder == null) {
-            return chunk;
-        }
-        // the request's span is current while its measurements are recorded: histogram exemplars point to it
-        try (Scope scope = span.makeCurrent()) {
-            return decoder.onChunk(chunk, nanos);
-        }
+        return decoder == null ? chunk : decoder.onChunk(chunk, nanos);
     }
 
     /** The upstream body ended: returns any bytes the decoder still held. */
     Buffer onEnd(long nanos) {
-        if (decoder == null) {
-            return EMPTY;
-        }
-        try (Scope scope = span.makeCurrent()) {
-            return decoder.onEnd(nanos);
-        }
+        return decoder == null ? EMPTY : decoder.onEnd(nanos);
     }
 
     /** The upstream broke off: returns what the decoder held back, which reaches the client as it would directly. */
@@ -211,34 +176,33 @@ final class LlmCall {
         return decoder == null ? EMPTY : decoder.releaseHeld();
     }
 
-    /** Reports the finished request (once). */
-    void finish(Outcome outcome, int status, long nanos) {
-        startTimeline(streamRequested);
-        if (status / 100 == 2) {
-            proxy.reporter.tenants().admit(tenantName); // the engine accepted it: a tenant of its own from now on
-        }
-        var result = timeline.finish(nanos, outcome, status);
-        try (Scope scope = span.makeCurrent()) {
-            var verdict = proxy.reporter.finished(modelName, model, tenant, operation, sloClass, loadAtArrival, result);
-            span.finish(nanos, result, verdict, sloClass);
-        }
+    /**
+     * The exchange ended: what the stream showed about usage is counted and learned (the observer was told of the
+     * end by the exchange).
+     */
+    void finish(Outcome outcome) {
         if (decoder == null || usage == UsageHandling.PASS) {
             return;
         }
         UsageReport report = decoder.usageReport();
         if (usage == UsageHandling.REMOVE) {
-            counters.usageRemoved(report.chunksRemoved(), report.membersRemoved());
+            traffic.usageRemoved(report.chunksRemoved(), report.membersRemoved());
         }
-        if (outcome == Outcome.OK && result.streaming()) {
+        if (outcome == Outcome.OK && streamingResponse) {
             var kept = proxy.usagePolicy.observe(policyKey(), new IncludeUsagePolicy.Observation(
                     usage == UsageHandling.REMOVE, acceptsCompression, compressed, lengthFramed, report));
             if (kept != null) {
-                counters.usageNotRemoved(kept);
+                traffic.usageNotRemoved(kept);
                 proxy.warnOnce("usage_not_removed_" + kept.label, "include_usage was turned on for " + operation.label()
-                        + " model " + model + " but its usage could not be removed exactly (" + kept.label
-                        + "); the sidecar no longer turns it on for this model");
+                        + " model " + loggable(modelName) + " but its usage could not be removed exactly ("
+                        + kept.label + "); the sidecar no longer turns it on for this model");
             }
         }
+    }
+
+    private static String loggable(String model) {
+        return model == null ? "(none)" : model.length() <= MAX_LOGGED_MODEL_CHARS ? model
+                : model.substring(0, MAX_LOGGED_MODEL_CHARS) + "…";
     }
 
     /** True when an Accept-Encoding allows any content coding other than identity. */

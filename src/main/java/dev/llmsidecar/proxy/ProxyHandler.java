@@ -1,25 +1,23 @@
 package dev.llmsidecar.proxy;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.config.SidecarConfig;
-import dev.llmsidecar.export.LlmMetrics;
-import dev.llmsidecar.export.RequestReporter;
-import dev.llmsidecar.export.otel.RequestTracing;
+import dev.llmsidecar.observe.TrafficObserver;
 import dev.llmsidecar.wire.LlmRoutes;
 import dev.llmsidecar.wire.openai.IncludeUsagePolicy;
+import com.fasterxml.jackson.core.JsonFactory;
 import io.vertx.core.Future;
-import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import io.vertx.core.Handler;
+import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpVersion;
 import io.vertx.core.http.PoolOptions;
-import io.vertx.core.Promise;
 import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jboss.logging.Logger;
 
@@ -36,8 +34,8 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
 
     final Vertx vertx;
     final SidecarConfig config;
-    final LlmMetrics metrics;
-    final RequestReporter reporter;
+    /** Where everything the data path sees and does is reported (the seam to the metrics). */
+    final TrafficObserver traffic;
     private final HttpClientOptions clientOptions;
     private final PoolOptions poolOptions;
     private final HttpClientOptions freshOptions;
@@ -45,7 +43,6 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
     private final Map<Thread, HttpClient> freshClients = new ConcurrentHashMap<>();
     final UpstreamTarget target;
     final LlmRoutes routes;
-    final RequestTracing tracing;
     final IncludeUsagePolicy usagePolicy;
     final long maxRequestBodyBytes;
     /** An idle pooled connection is not reused from this age on (sidecar.upstream.keep-alive-timeout). */
@@ -56,21 +53,15 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
     private final AtomicInteger inFlight = new AtomicInteger();
     private volatile boolean draining;
 
-    public ProxyHandler(Vertx vertx, SidecarConfig config, RequestReporter reporter) {
-        this(vertx, config, reporter, RequestTracing.OFF);
-    }
-
-    public ProxyHandler(Vertx vertx, SidecarConfig config, RequestReporter reporter, RequestTracing tracing) {
+    public ProxyHandler(Vertx vertx, SidecarConfig config, TrafficObserver traffic) {
         this.vertx = vertx;
         this.config = config;
-        this.reporter = reporter;
-        this.metrics = reporter.metrics();
+        this.traffic = traffic;
         this.target = UpstreamTarget.of(config.upstream().url());
-        this.tracing = tracing.toUpstream(target.host(), target.port());
         this.routes = new LlmRoutes(new JsonFactory());
         this.usagePolicy = new IncludeUsagePolicy(config.llm().injectIncludeUsage());
         this.maxRequestBodyBytes = config.proxy().maxRequestBodyBytes();
-        this.connectionErrors = new ConnectionErrors(metrics.proxy());
+        this.connectionErrors = new ConnectionErrors(traffic);
         Duration keepAlive = config.upstream().keepAliveTimeout();
         this.keepAliveNanos = keepAlive.isNegative() ? 0 : keepAlive.toNanos();
         // Vert.x counts whole seconds and only sweeps the pool now and then; the exact age is checked when a
@@ -133,7 +124,7 @@ public final class ProxyHandler implements Handler<HttpServerRequest> {
             // shutting down: open streams finish, new requests go elsewhere (the client or balancer retries)
             request.response().putHeader("connection", "close").putHeader("retry-after", "1");
             SidecarError.SHUTTING_DOWN.send(request.response(), null);
-            metrics.httpRequest(routes.match(request.method(), request.path()) == null ? "other" : "llm", "5xx");
+            traffic.refused(routes.match(request.method(), request.path()) != null, SidecarError.SHUTTING_DOWN.status);
             return;
         }
         request.pause();

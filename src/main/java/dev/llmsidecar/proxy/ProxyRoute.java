@@ -1,8 +1,7 @@
 package dev.llmsidecar.proxy;
 
 import dev.llmsidecar.config.SidecarConfig;
-import dev.llmsidecar.export.SidecarTelemetry;
-import dev.llmsidecar.export.TelemetryProducer;
+import dev.llmsidecar.observe.TrafficObserver;
 import io.quarkus.runtime.ShutdownEvent;
 import io.vertx.core.Vertx;
 import io.vertx.ext.web.Router;
@@ -25,20 +24,14 @@ import org.jboss.logging.Logger;
 @ApplicationScoped
 public class ProxyRoute {
 
-    private static final long QUEUE_SAMPLE_MILLIS = 250;
     private static final Logger LOG = Logger.getLogger(ProxyRoute.class);
 
     private ProxyHandler handler;
-    private Vertx vertx;
-    private long sampler = -1;
     private Thread drainHook;
 
-    void install(@Observes Router router, Vertx vertx, SidecarConfig config, TelemetryProducer producer) {
-        SidecarTelemetry telemetry = producer.telemetry();
-        this.vertx = vertx;
-        handler = new ProxyHandler(vertx, config, telemetry.reporter(), telemetry.tracing());
+    void install(@Observes Router router, Vertx vertx, SidecarConfig config, TrafficObserver traffic) {
+        handler = new ProxyHandler(vertx, config, traffic);
         router.route().order(Integer.MIN_VALUE).handler(rc -> handler.handle(rc.request()));
-        sampler = vertx.setPeriodic(QUEUE_SAMPLE_MILLIS, id -> telemetry.metrics().sampleQueueDepth());
         Duration grace = ConfigProvider.getConfig().getOptionalValue("quarkus.shutdown.timeout", Duration.class)
                 .orElse(Duration.ZERO);
         ProxyHandler h = handler;
@@ -72,9 +65,6 @@ public class ProxyRoute {
             } catch (IllegalStateException e) {
                 // the JVM is already shutting down: the hook is running
             }
-        }
-        if (sampler >= 0) {
-            vertx.cancelTimer(sampler);
         }
         if (handler != null) {
             handler.close();

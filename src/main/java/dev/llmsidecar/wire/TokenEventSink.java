@@ -6,6 +6,33 @@ package dev.llmsidecar.wire;
  */
 public interface TokenEventSink {
 
+    /** Takes every event and keeps none (a response nothing measures). */
+    TokenEventSink NONE = new TokenEventSink() {
+        @Override
+        public void onDataChunk(long nanos) {
+        }
+
+        @Override
+        public void onTokenChunk(long nanos, boolean reasoning, long cumulativeOutputTokens) {
+        }
+
+        @Override
+        public void onUsage(Usage usage) {
+        }
+
+        @Override
+        public void onFinishReason(String finishReason) {
+        }
+
+        @Override
+        public void onStreamError() {
+        }
+
+        @Override
+        public void onUndecodable() {
+        }
+    };
+
     /** Any data-bearing chunk (including a role-only or empty one): stops the time-to-first-chunk clock. */
     void onDataChunk(long nanos);
 

@@ -82,7 +82,7 @@ public final class ProxyFixture implements AutoCloseable {
                 upstreamOverride != null ? upstreamOverride : "http://127.0.0.1:" + enginePort, config);
         telemetry = new SidecarTelemetry(registry, sidecar, System::nanoTime,
                 otelSettings == null ? OtelPipeline.disabled() : OtelPipeline.create(otelSettings, registry));
-        proxy = new ProxyHandler(vertx, sidecar, telemetry.reporter(), telemetry.tracing());
+        proxy = new ProxyHandler(vertx, sidecar, telemetry.traffic());
         server = vertx.createHttpServer(new HttpServerOptions().setHost("127.0.0.1").setPort(0).setTcpNoDelay(true));
         proxyPort = await(server.requestHandler(proxy).listen()).actualPort();
         client = vertx.createHttpClient(new HttpClientOptions().setDefaultHost("127.0.0.1"),

@@ -16,6 +16,10 @@ import java.util.function.DoubleSupplier;
  * when the request ends to those that record it at the end, for every request or, {@link When#END_OK}, successful
  * ones only. What is recorded where is decided by the declarations in {@link Contract}, not by the caller.
  *
+ * <p>Label values are given by name ({@link LabelValues}) and must be exactly the series' labels: a value given to the
+ * wrong label, one missing or one too many is refused here, when the series is bound, never exported as a wrong
+ * series.
+ *
  * <p>The {@link Label#TENANT} label is declared on the series that may carry it and exported only on those chosen
  * ({@code sidecar.tenants.series}): callers always pass a tenant value, and on every other series it is dropped here,
  * so each backend sees a series with one fixed label set.
@@ -70,20 +74,20 @@ public final class Recorders {
         return series.labels().contains(Label.TENANT) && !withoutTenant.containsKey(series);
     }
 
-    private Bound bindOn(Recorder r, Series series, Object[] values) {
+    /** The series as a backend exports it (without its tenant label where that is not chosen). */
+    private Series exported(Series series) {
         Series exported = withoutTenant.get(series);
-        if (exported == null) {
-            return r.bind(series, values);
-        }
-        return r.bind(exported, dropTenant(series, values));
+        return exported == null ? series : exported;
+    }
+
+    /** The values in the order of the series as exported: checked against the declared labels, tenant dropped. */
+    private Object[] positional(Series series, LabelValues values) {
+        Object[] ordered = values.inOrderOf(series);
+        return withoutTenant.containsKey(series) ? dropTenant(series, ordered) : ordered;
     }
 
     private static Object[] dropTenant(Series series, Object[] values) {
         int tenant = series.labels().indexOf(Label.TENANT);
-        if (values.length != series.labels().size()) {
-            throw new IllegalArgumentException(series + " has labels " + series.labels() + ", got " + values.length
-                    + " values");
-        }
         Object[] kept = new Object[values.length - 1];
         System.arraycopy(values, 0, kept, 0, tenant);
         System.arraycopy(values, tenant + 1, kept, tenant, values.length - tenant - 1);
@@ -105,60 +109,59 @@ public final class Recorders {
     }
 
     /** A handle for values recorded as they happen (bind once, record many: chunk gaps, write delays). */
-    public Bound live(Series series, Object... values) {
+    public Bound live(Series series, LabelValues values) {
+        Object[] v = positional(series, values);
         List<Bound> targets = new ArrayList<>(recorders.size());
         for (Recorder r : recorders) {
             if (series.when(r.backend()) == When.LIVE) {
-                targets.add(bindOn(r, series, values));
+                targets.add(r.bind(exported(series), v));
+            }
+        }
+        return combine(targets);
+    }
+
+    /** A handle on the backends that record {@code series} when a request ends as {@code ok} says (many values). */
+    public Bound ended(Series series, boolean ok, LabelValues values) {
+        Object[] v = positional(series, values);
+        List<Bound> targets = new ArrayList<>(recorders.size());
+        for (Recorder r : recorders) {
+            When when = series.when(r.backend());
+            if (when == When.END || (when == When.END_OK && ok)) {
+                targets.add(r.bind(exported(series), v));
             }
         }
         return combine(targets);
     }
 
     /** Records one value when a request has finished; {@code ok}: it succeeded. */
-    public void end(Series series, boolean ok, double value, Object... values) {
-        for (Recorder r : recorders) {
-            When when = series.when(r.backend());
-            if (when == When.END || (when == When.END_OK && ok)) {
-                bindOn(r, series, values).record(value);
-            }
-        }
-    }
-
-    /** A handle on the backends that record {@code series} when a request ends as {@code ok} says (many values). */
-    public Bound ended(Series series, boolean ok, Object... values) {
-        List<Bound> targets = new ArrayList<>(recorders.size());
-        for (Recorder r : recorders) {
-            When when = series.when(r.backend());
-            if (when == When.END || (when == When.END_OK && ok)) {
-                targets.add(bindOn(r, series, values));
-            }
-        }
-        return combine(targets);
-    }
-
-    /** Records one value of a series that is not about a request (a proxy event), on every backend that has it. */
-    public void count(Series series, double value, Object... values) {
-        for (Recorder r : recorders) {
-            if (series.on(r.backend())) {
-                bindOn(r, series, values).record(value);
-            }
-        }
+    public void end(Series series, boolean ok, double value, LabelValues values) {
+        ended(series, ok, values).record(value);
     }
 
     /** A handle on every backend that has the series, whatever its timing (counters bound once and kept). */
-    public Bound bound(Series series, Object... values) {
+    public Bound bound(Series series, LabelValues values) {
+        Object[] v = positional(series, values);
         List<Bound> targets = new ArrayList<>(recorders.size());
         for (Recorder r : recorders) {
             if (series.on(r.backend())) {
-                targets.add(bindOn(r, series, values));
+                targets.add(r.bind(exported(series), v));
             }
         }
         return combine(targets);
     }
 
+    /** A handle on a series without labels, on every backend that has it. */
+    public Bound bound(Series series) {
+        return bound(series, LabelValues.NONE);
+    }
+
+    /** Records one value of a series that is not about a request (a proxy event), on every backend that has it. */
+    public void count(Series series, double value, LabelValues values) {
+        bound(series, values).record(value);
+    }
+
     /** Exports a counter with these label values at 0 from the start (a dashboard shows 0, not "No data"). */
-    public void touch(Series series, Object... values) {
+    public void touch(Series series, LabelValues values) {
         if (series.kind() != Series.Kind.COUNTER) {
             throw new IllegalArgumentException(series + ": only counters start at 0");
         }
@@ -166,20 +169,27 @@ public final class Recorders {
     }
 
     /** A gauge (or an externally kept counter) on every backend that has the series. */
-    public void observe(Series series, DoubleSupplier value, Object... values) {
+    public void observe(Series series, DoubleSupplier value, LabelValues values) {
+        Object[] v = positional(series, values);
         for (Recorder r : recorders) {
             if (series.on(r.backend())) {
-                r.observe(series, value, values);
+                r.observe(exported(series), value, v);
             }
         }
     }
 
+    /** A gauge without labels on every backend that has the series. */
+    public void observe(Series series, DoubleSupplier value) {
+        observe(series, value, LabelValues.NONE);
+    }
+
     /** A histogram someone else aggregates (the engine's own phases), read at collection time, on every backend. */
     public void observeHistogram(Series series, java.util.function.Supplier<CumulativeHistogram> value,
-            Object... values) {
+            LabelValues values) {
+        Object[] v = positional(series, values);
         for (Recorder r : recorders) {
             if (series.on(r.backend())) {
-                r.observeHistogram(series, value, values);
+                r.observeHistogram(exported(series), value, v);
             }
         }
     }

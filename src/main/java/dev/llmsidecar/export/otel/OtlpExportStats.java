@@ -1,5 +1,7 @@
 package dev.llmsidecar.export.otel;
 
+import static dev.llmsidecar.export.contract.Label.REASON;
+import dev.llmsidecar.export.contract.LabelValues;
 import dev.llmsidecar.export.contract.Contract;
 import dev.llmsidecar.export.contract.Recorder.Bound;
 import dev.llmsidecar.export.contract.Recorders;
@@ -23,8 +25,9 @@ public final class OtlpExportStats {
     public OtlpExportStats(MeterRegistry registry) {
         this.recorders = Recorders.prometheus(registry);
         spansExported = recorders.bound(Contract.OTLP_SPANS_EXPORTED);
-        spansDroppedQueueFull = recorders.bound(Contract.OTLP_SPANS_DROPPED, "queue_full");
-        spansDroppedExportFailed = recorders.bound(Contract.OTLP_SPANS_DROPPED, "export_failed");
+        spansDroppedQueueFull = recorders.bound(Contract.OTLP_SPANS_DROPPED, LabelValues.of(REASON, "queue_full"));
+        spansDroppedExportFailed = recorders.bound(Contract.OTLP_SPANS_DROPPED,
+                LabelValues.of(REASON, "export_failed"));
         pointsExported = recorders.bound(Contract.OTLP_POINTS_EXPORTED);
         pointsDropped = recorders.bound(Contract.OTLP_POINTS_DROPPED);
         for (Bound counter : new Bound[] {spansExported, spansDroppedQueueFull, spansDroppedExportFailed,

@@ -1,5 +1,6 @@
 package dev.llmsidecar.export.otel;
 
+import dev.llmsidecar.observe.UpstreamHeaders;
 import dev.llmsidecar.slo.SloVerdict;
 import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.timeline.RequestResult;
@@ -11,7 +12,6 @@ import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.context.Scope;
 import io.opentelemetry.context.propagation.TextMapPropagator;
-import io.vertx.core.MultiMap;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -26,7 +26,7 @@ public interface RequestSpan {
     };
 
     /** Writes this span's trace context into the upstream request headers (replacing the client's). */
-    default void inject(MultiMap upstreamHeaders) {
+    default void inject(UpstreamHeaders upstreamHeaders) {
     }
 
     /** Makes the span current on this thread, so histogram exemplars recorded meanwhile point to it. */
@@ -66,10 +66,10 @@ public interface RequestSpan {
         }
 
         @Override
-        public void inject(MultiMap upstreamHeaders) {
+        public void inject(UpstreamHeaders upstreamHeaders) {
             upstreamHeaders.remove("traceparent");
             upstreamHeaders.remove("tracestate");
-            propagator.inject(context, upstreamHeaders, MultiMap::set);
+            propagator.inject(context, upstreamHeaders, UpstreamHeaders::set);
         }
 
         @Override

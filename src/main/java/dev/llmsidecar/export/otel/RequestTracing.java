@@ -1,5 +1,6 @@
 package dev.llmsidecar.export.otel;
 
+import dev.llmsidecar.observe.RequestHead;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.SpanKind;
@@ -8,7 +9,6 @@ import io.opentelemetry.context.Context;
 import io.opentelemetry.context.propagation.TextMapGetter;
 import io.opentelemetry.context.propagation.TextMapPropagator;
 import io.opentelemetry.sdk.common.Clock;
-import io.vertx.core.MultiMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -22,15 +22,15 @@ public final class RequestTracing {
     static final AttributeKey<String> OPERATION = AttributeKey.stringKey("gen_ai.operation.name");
     static final AttributeKey<String> PROVIDER = AttributeKey.stringKey("gen_ai.provider.name");
 
-    private static final TextMapGetter<MultiMap> HEADERS = new TextMapGetter<>() {
+    private static final TextMapGetter<RequestHead> HEADERS = new TextMapGetter<>() {
         @Override
-        public Iterable<String> keys(MultiMap carrier) {
-            return carrier.names();
+        public Iterable<String> keys(RequestHead carrier) {
+            return carrier.headerNames();
         }
 
         @Override
-        public String get(MultiMap carrier, String key) {
-            return carrier == null ? null : carrier.get(key);
+        public String get(RequestHead carrier, String key) {
+            return carrier == null ? null : carrier.header(key);
         }
     };
 
@@ -69,25 +69,24 @@ public final class RequestTracing {
     }
 
     /**
+     * @param providerOverride the wire format's own provider, or null for the configured one
      * @param receivedNanos {@link System#nanoTime()} when the request arrived (the span starts then)
      */
-    /** @param providerOverride the wire format's own provider, or null for the configured one */
-    public RequestSpan start(MultiMap requestHeaders, String operation, String providerOverride, String method,
-            String path, long receivedNanos) {
+    public RequestSpan start(RequestHead request, String operation, String providerOverride, long receivedNanos) {
         if (tracer == null) {
             return RequestSpan.NOOP;
         }
         // one anchor per request: later nanoTime stamps become epoch times for the span and its events
         long receivedEpochNanos = clock.now() - (System.nanoTime() - receivedNanos);
-        Context parent = propagator.extract(Context.root(), requestHeaders, HEADERS);
+        Context parent = propagator.extract(Context.root(), request, HEADERS);
         var span = tracer.spanBuilder(operation)
                 .setParent(parent)
                 .setSpanKind(SpanKind.SERVER)
                 .setStartTimestamp(receivedEpochNanos, TimeUnit.NANOSECONDS)
                 .setAttribute(OPERATION, operation)
                 .setAttribute(PROVIDER, providerOverride != null ? providerOverride : providerName)
-                .setAttribute("http.request.method", method)
-                .setAttribute("url.path", path)
+                .setAttribute("http.request.method", request.method())
+                .setAttribute("url.path", request.path())
                 .setAttribute("server.address", upstreamHost)
                 .setAttribute("server.port", (long) upstreamPort)
                 .startSpan();

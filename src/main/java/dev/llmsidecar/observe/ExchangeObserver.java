@@ -1,0 +1,46 @@
+package dev.llmsidecar.observe;
+
+import dev.llmsidecar.timeline.Outcome;
+import dev.llmsidecar.wire.TokenEventSink;
+
+/**
+ * What the data path reports about one exchange, from arrival to end, in the order it happens; every call comes from
+ * the exchange's event loop. A chunk costs the observer nothing beyond the token events the format's decoder reports
+ * into the sink {@link #responseStarted} returned (and one {@link #written} per client write), so an implementation
+ * keeps those paths allocation-free.
+ */
+public interface ExchangeObserver {
+
+    /** An LLM request body was read: the model as the client named it, and whether it asked for a stream. */
+    default void requestInspected(String model, boolean stream) {
+    }
+
+    /** The request is on its way upstream: from now on it is in flight (and waiting for its first token). */
+    default void requestSent() {
+    }
+
+    /** Adds what the upstream request carries for the observer (the trace context). */
+    default void propagate(UpstreamHeaders upstream) {
+    }
+
+    /**
+     * The response head arrived (the first byte from upstream). Returns where the format's decoder reports token
+     * events; never null.
+     *
+     * @param streaming the response is a token stream (its content type says so)
+     */
+    default TokenEventSink responseStarted(int status, boolean streaming, long nanos) {
+        return TokenEventSink.NONE;
+    }
+
+    /** A forwarded upstream read reached the client's socket. */
+    default void written(long arrivedNanos, long writtenNanos) {
+    }
+
+    /**
+     * The exchange ended, whichever way (the response ended, the upstream failed, the client went away): once.
+     *
+     * @param status the status the client got, or 0 for none
+     */
+    void ended(Outcome outcome, int status, long nanos);
+}
