@@ -1,5 +1,6 @@
 package dev.llmsidecar.sweep;
 
+import dev.llmsidecar.export.contract.CumulativeHistogram;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -152,30 +153,18 @@ public final class Exposition {
     }
 
     /**
-     * The histogram {@code base} ({@code base_bucket}, {@code base_count}, {@code base_sum}) summed over every label
-     * set matching {@code match}, bucket by bucket. Empty when no series matches.
+     * The histogram {@code base} ({@code base_bucket}, {@code base_count}, {@code base_sum}) merged over every label
+     * set matching {@code match} ({@link CumulativeHistogram.Merge}). Empty when no series matches.
      */
-    public BucketHistogram histogram(String base, Map<String, String> match) {
-        TreeMap<Double, Double> buckets = new TreeMap<>();
-        for (Sample s : select(base + "_bucket", match)) {
-            String le = s.labels().get("le");
-            if (le != null) {
-                buckets.merge(parseValue(le), s.value(), Double::sum);
+    public CumulativeHistogram histogram(String base, Map<String, String> match) {
+        CumulativeHistogram.Merge merge = new CumulativeHistogram.Merge(base);
+        for (String name : List.of(base + "_bucket", base + "_sum", base + "_count")) {
+            for (Sample s : select(name, match)) {
+                merge.add(s.name(), s.labels(), s.value());
             }
         }
-        if (buckets.isEmpty()) {
-            return BucketHistogram.EMPTY;
-        }
-        double[] bounds = new double[buckets.size()];
-        double[] counts = new double[buckets.size()];
-        int i = 0;
-        for (Map.Entry<Double, Double> e : buckets.entrySet()) {
-            bounds[i] = e.getKey();
-            counts[i++] = e.getValue();
-        }
-        List<Sample> count = select(base + "_count", match);
-        return new BucketHistogram(bounds, counts, count.isEmpty() ? Double.NaN : sum(base + "_count", match),
-                sum(base + "_sum", match));
+        CumulativeHistogram merged = merge.result();
+        return merged == null ? CumulativeHistogram.EMPTY : merged;
     }
 
     private static boolean matches(Map<String, String> labels, Map<String, String> match) {

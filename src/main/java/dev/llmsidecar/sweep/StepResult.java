@@ -1,5 +1,6 @@
 package dev.llmsidecar.sweep;
 
+import dev.llmsidecar.export.contract.CumulativeHistogram;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -31,9 +32,9 @@ public record StepResult(int index, double load, double measuredSeconds, double 
         ClientSummary client) {
 
     /** One latency histogram's difference and what the sweep reads from it. */
-    public record Latency(BucketHistogram delta, double count, double mean, double p50, double p95, double p99,
+    public record Latency(CumulativeHistogram delta, double count, double mean, double p50, double p95, double p99,
             double[] p50Bucket, double[] p99Bucket) {
-        static Latency of(BucketHistogram delta) {
+        static Latency of(CumulativeHistogram delta) {
             return new Latency(delta, delta.count(), delta.mean(), delta.quantile(0.5), delta.quantile(0.95),
                     delta.quantile(0.99), delta.quantileBucket(0.5), delta.quantileBucket(0.99));
         }

@@ -1,5 +1,6 @@
 package dev.llmsidecar.sweep;
 
+import dev.llmsidecar.export.contract.CumulativeHistogram;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -96,9 +97,10 @@ public final class Sweep {
         }
         SweepAnalysis.Knee knee = SweepAnalysis.knee(steps);
         SweepAnalysis.Goodput goodput = o.slo == null ? null : SweepAnalysis.goodput(steps, o.slo.target());
-        double[] ttftBounds = last.histogram(SidecarSeries.TTFT, SidecarSeries.streams(o.model, o.operation()))
-                .bounds();
-        double[] tokenBounds = last.histogram(SidecarSeries.TPOT, SidecarSeries.ok(o.model, o.operation())).bounds();
+        double[] ttftBounds = Report.upperBounds(last.histogram(SidecarSeries.TTFT,
+                SidecarSeries.streams(o.model, o.operation())));
+        double[] tokenBounds = Report.upperBounds(last.histogram(SidecarSeries.TPOT,
+                SidecarSeries.ok(o.model, o.operation())));
         return new SweepResult(o, steps, knee, last.gauge(SidecarSeries.KNEE), goodput, ttftBounds, tokenBounds,
                 last.labelValues(SidecarSeries.SLO_TARGET, "objective"),
                 traceShapes != null ? traceShapes.describe()
@@ -157,7 +159,7 @@ public final class Sweep {
                     + " (model " + o.model + ")");
         }
         Exposition after = waitIdle(scrape());
-        BucketHistogram ttft = after.histogram(SidecarSeries.TTFT, SidecarSeries.streams(o.model, o.operation()));
+        CumulativeHistogram ttft = after.histogram(SidecarSeries.TTFT, SidecarSeries.streams(o.model, o.operation()));
         if (ttft.isEmpty() || ttft.count() == 0) {
             throw new IllegalStateException("the sidecar's metrics have no TTFT for model=\"" + o.model
                     + "\", operation=\"" + o.operation() + "\" after a request: is --url the proxy port of the sidecar "

@@ -34,6 +34,7 @@ class ScrapeLoopTest {
     private final Vertx vertx = Vertx.vertx();
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     private final AtomicInteger requests = new AtomicInteger();
+    private final AtomicInteger connections = new AtomicInteger();
     private final AtomicInteger closedConnections = new AtomicInteger();
     private final List<String> bodies = new CopyOnWriteArrayList<>();
     private final AtomicInteger downs = new AtomicInteger();
@@ -44,7 +45,10 @@ class ScrapeLoopTest {
     @BeforeEach
     void startServer() {
         server = await(vertx.createHttpServer(new HttpServerOptions().setHost("127.0.0.1").setPort(0))
-                .connectionHandler(conn -> conn.closeHandler(v -> closedConnections.incrementAndGet()))
+                .connectionHandler(conn -> {
+                    connections.incrementAndGet();
+                    conn.closeHandler(v -> closedConnections.incrementAndGet());
+                })
                 .requestHandler(req -> {
                     requests.incrementAndGet();
                     endpoint.handle(req);
@@ -68,8 +72,9 @@ class ScrapeLoopTest {
     void readsEach2xxBodyAndCountsWhatTheReaderSays() {
         endpoint = req -> req.response().end(requests.get() == 1 ? "ok" : "garbage");
         start(Duration.ofMillis(50), LONG, 1024);
-        eventually("an unparseable scrape", () -> count(Outcome.UNPARSEABLE) >= 1);
-        assertThat(bodies).startsWith("ok", "garbage");
+        eventually("three scrapes", () -> count(Outcome.UNPARSEABLE) >= 2);
+        assertThat(bodies).startsWith("ok", "garbage", "garbage");
+        assertThat(connections).as("one kept-alive connection for every scrape").hasValue(1);
         assertThat(count(Outcome.OK)).isEqualTo(1);
         assertThat(count(Outcome.ERROR)).isZero();
         assertThat(downs).hasValue(0);
