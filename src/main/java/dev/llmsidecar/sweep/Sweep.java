@@ -81,7 +81,7 @@ public final class Sweep {
         client = new LoadClient(vertx, context, o.url, o.path, o.headers, Math.max(1, connections),
                 (long) (o.requestTimeoutSeconds * 1000));
         List<StepResult> steps = new ArrayList<>();
-        Exposition last;
+        SidecarScrape last;
         try {
             last = preflight(traceShapes);
             for (int i = 0; i < o.loads.length; i++) {
@@ -135,8 +135,8 @@ public final class Sweep {
 
     // ---- preflight: the target answers, the metrics are the sidecar's, the model label is there ----
 
-    private Exposition preflight(RequestShapes traceShapes) throws Exception {
-        Exposition first;
+    private SidecarScrape preflight(RequestShapes traceShapes) throws Exception {
+        SidecarScrape first;
         try {
             first = scrape();
         } catch (IOException e) {
@@ -158,7 +158,7 @@ public final class Sweep {
             throw new IllegalStateException("the first request through " + o.url + o.path + " failed: " + r.error()
                     + " (model " + o.model + ")");
         }
-        Exposition after = waitIdle(scrape());
+        SidecarScrape after = waitIdle(scrape());
         CumulativeHistogram ttft = after.histogram(SidecarSeries.TTFT, SidecarSeries.streams(o.model, o.operation()));
         if (ttft.isEmpty() || ttft.count() == 0) {
             throw new IllegalStateException("the sidecar's metrics have no TTFT for model=\"" + o.model
@@ -200,7 +200,7 @@ public final class Sweep {
             return Future.succeededFuture();
         }));
         long tb = System.nanoTime();
-        Exposition before = scrape();
+        SidecarScrape before = scrape();
         long measureEnd = tb + (long) (o.stepSeconds * 1e9);
         while (System.nanoTime() < measureEnd) {
             LockSupport.parkNanos(Math.min(50_000_000L, Math.max(1, measureEnd - System.nanoTime())));
@@ -209,7 +209,7 @@ public final class Sweep {
             }
         }
         long te = System.nanoTime();
-        Exposition end = scrape();
+        SidecarScrape end = scrape();
         st.stopArrivals.set(true);
         await(onContext(() -> {
             st.stopped = true;
@@ -234,7 +234,7 @@ public final class Sweep {
             }));
         }
         long drained = System.nanoTime();
-        Exposition after = waitIdle(scrape());
+        SidecarScrape after = waitIdle(scrape());
         ClientSummary cs = await(onContext(() -> Future.succeededFuture(ClientSummary.of(st.records, st.dropped))));
         if (cs.dropped() > 0) {
             warnings.add(String.format(Locale.ROOT, "step %d (%s %s): %d arrivals dropped: --max-in-flight %d requests "
@@ -327,22 +327,22 @@ public final class Sweep {
 
     // ---- scraping ----
 
-    Exposition scrape() throws IOException, InterruptedException {
+    SidecarScrape scrape() throws IOException, InterruptedException {
         HttpResponse<String> res = http.send(HttpRequest.newBuilder(URI.create(o.metricsUrl))
                 .header("accept", "text/plain;version=0.0.4").timeout(Duration.ofSeconds(20)).build(),
                 HttpResponse.BodyHandlers.ofString());
         if (res.statusCode() != 200) {
             throw new IOException(o.metricsUrl + " answered " + res.statusCode());
         }
-        return Exposition.parse(res.body());
+        return SidecarScrape.parse(res.body());
     }
 
     /**
      * Scrapes until the sidecar's in-flight gauge is 0 (at most 3 s): our client sees a stream end a moment before
      * the sidecar has recorded it. Other traffic through the same sidecar can keep it above 0; then the last scrape.
      */
-    private Exposition waitIdle(Exposition first) throws IOException, InterruptedException {
-        Exposition e = first;
+    private SidecarScrape waitIdle(SidecarScrape first) throws IOException, InterruptedException {
+        SidecarScrape e = first;
         long deadline = System.nanoTime() + 3_000_000_000L;
         while (e.gauge(SidecarSeries.IN_FLIGHT) > 0 && System.nanoTime() < deadline) {
             Thread.sleep(50);

@@ -19,6 +19,7 @@ import io.vertx.core.http.HttpServerRequest;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
@@ -201,7 +202,8 @@ class ScrapeLoopTest {
     }
 
     private double count(Outcome outcome) {
-        Counter c = registry.find("llm_sidecar.gpu.scrapes").tag("result", outcome.name().toLowerCase(java.util.Locale.ROOT)).counter();
+        String result = outcome.name().toLowerCase(Locale.ROOT);
+        Counter c = registry.find("llm_sidecar.gpu.scrapes").tag("result", result).counter();
         return c == null ? Double.NaN : c.count();
     }
 

@@ -8,7 +8,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** A scrape of the sidecar's metrics as the sweep reads it: selections summed over the label sets that match. */
-class ExpositionTest {
+class SidecarScrapeTest {
 
     @Test
     void theSidecarsExpositionIsSummedOverLabelSets() {
@@ -33,7 +33,7 @@ class ExpositionTest {
                 llm_sidecar_requests_in_flight 2.0
                 weird_label{path="a \\"quoted\\", comma",x="y"} 7
                 """;
-        Exposition e = Exposition.parse(text);
+        SidecarScrape e = SidecarScrape.parse(text);
         CumulativeHistogram h = e.histogram("gen_ai_server_time_to_first_token_seconds",
                 SidecarSeries.streams("m", "chat"));
         assertThat(h.bounds()).containsExactly(0.1, 0.2);
@@ -47,7 +47,14 @@ class ExpositionTest {
         assertThat(e.gauge("absent")).isNaN();
         assertThat(e.select("weird_label", Map.of("path", "a \"quoted\", comma"))).hasSize(1);
         assertThat(e.histogram("nothing", Map.of()).isEmpty()).isTrue();
-        assertThatThrownBy(() -> Exposition.parse("ok 1\nbroken{le=0.1} 1\n"))
-                .hasMessageContaining("metrics line 2");
+    }
+
+    @Test
+    void anUnreadableLineRefusesTheScrapeNamingIt() {
+        assertThatThrownBy(() -> SidecarScrape.parse("ok 1\nbroken{le=0.1} 1\n"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("metrics line 2 cannot be read: broken{le=0.1} 1");
+        assertThatThrownBy(() -> SidecarScrape.parse("# c\n  bad line \nok 1\nworse{\n"))
+                .hasMessage("metrics line 2 cannot be read: bad line (and 1 more lines)");
     }
 }
