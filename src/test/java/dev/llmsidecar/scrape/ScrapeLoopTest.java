@@ -59,14 +59,8 @@ class ScrapeLoopTest {
 
     @AfterEach
     void stopEverything() {
-        try {
-            if (loop != null) {
-                await(loop.stop());
-            }
-            await(server.close());
-        } finally {
-            await(vertx.close());
-        }
+        Future<Void> stopped = loop == null ? Future.succeededFuture() : loop.stop();
+        await(stopped.eventually(() -> server.close()).eventually(() -> vertx.close()));
     }
 
     @Test
