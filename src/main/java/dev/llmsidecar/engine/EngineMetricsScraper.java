@@ -1,30 +1,19 @@
 package dev.llmsidecar.engine;
 
-import static dev.llmsidecar.export.contract.Label.RESULT;
 import static dev.llmsidecar.export.contract.Label.PHASE;
 import static dev.llmsidecar.export.contract.Label.ENGINE;
 import dev.llmsidecar.export.contract.LabelValues;
 import dev.llmsidecar.export.contract.Contract;
 import dev.llmsidecar.export.contract.CumulativeHistogram;
-import dev.llmsidecar.export.contract.Recorder.Bound;
 import dev.llmsidecar.export.contract.Recorders;
 import dev.llmsidecar.export.contract.Series;
-import io.vertx.core.AsyncResult;
-import io.vertx.core.Context;
+import dev.llmsidecar.scrape.ScrapeLoop;
+import dev.llmsidecar.scrape.ScrapeLoop.Outcome;
 import io.vertx.core.Future;
-import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import io.vertx.core.http.HttpClient;
-import io.vertx.core.http.HttpClientOptions;
-import io.vertx.core.http.HttpConnection;
-import io.vertx.core.http.PoolOptions;
-import io.vertx.ext.web.client.HttpResponse;
-import io.vertx.ext.web.client.WebClient;
-import io.vertx.ext.web.client.WebClientOptions;
 import java.net.URI;
 import java.time.Duration;
 import java.util.EnumSet;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.ToDoubleFunction;
@@ -72,42 +61,15 @@ public final class EngineMetricsScraper {
         }
     }
 
-    /** One scrape in flight: its deadline timer and the body codec to abandon if it is late. */
-    private static final class Attempt {
-        final LimitedBodyCodec body = new LimitedBodyCodec(MAX_BODY_BYTES);
-        long deadlineTimer = -1;
-    }
-
-    private enum Outcome {
-        OK, ERROR, UNPARSEABLE;
-
-        String tag() {
-            return name().toLowerCase(Locale.ROOT);
-        }
-    }
-
-    private final Vertx vertx;
     private final Recorders recorders;
-    private final String url;
-    private final long intervalMillis;
-    private final long timeoutMillis;
-    private final Context context;
-    private final Bound okScrapes;
-    private final Bound errorScrapes;
-    private final Bound unparseableScrapes;
+    private final ScrapeLoop loop;
 
     private volatile State state = new State(false, EngineSnapshot.unknown(), null, EngineCounters.none(),
             Double.NaN);
 
-    // confined to `context`
+    // confined to the loop's context
     private final EngineNormaliser normaliser = new EngineNormaliser();
     private final Set<EngineKind> infoRegistered = EnumSet.noneOf(EngineKind.class);
-    private HttpClient httpClient;
-    private WebClient client;
-    private HttpConnection connection; // the one pooled connection, to cut when a scrape is abandoned
-    private long periodicTimer = -1;
-    private Attempt inFlight;
-    private boolean running;
 
     /**
      * @param recorders where the engine's signals are exported (Prometheus, and OTLP when on)
@@ -116,18 +78,9 @@ public final class EngineMetricsScraper {
      * @param timeout  deadline for a whole scrape: connect, headers and body
      */
     public EngineMetricsScraper(Vertx vertx, Recorders recorders, URI url, Duration interval, Duration timeout) {
-        this.vertx = Objects.requireNonNull(vertx, "vertx");
         this.recorders = Objects.requireNonNull(recorders, "recorders");
-        Objects.requireNonNull(url, "url");
-        String scheme = url.getScheme() == null ? "" : url.getScheme().toLowerCase(Locale.ROOT);
-        if (!(scheme.equals("http") || scheme.equals("https")) || url.getHost() == null) {
-            throw new IllegalArgumentException("engine metrics URL must be an absolute http(s) URL: " + url);
-        }
-        this.url = url.toString();
-        this.intervalMillis = positiveMillis(interval, "interval");
-        this.timeoutMillis = positiveMillis(timeout, "timeout");
-        this.context = vertx.getOrCreateContext();
-
+        this.loop = new ScrapeLoop(vertx, recorders, new ScrapeLoop.Target("engine metrics", url, interval, timeout,
+                MAX_BODY_BYTES, ACCEPT, Contract.ENGINE_SCRAPES), this::read, () -> down(state.infoKind()));
         gauge(Contract.ENGINE_UP, s -> s.up() ? 1 : 0);
         gauge(Contract.ENGINE_WAITING, s -> s.snapshot().requestsWaiting());
         gauge(Contract.ENGINE_RUNNING, s -> s.snapshot().requestsRunning());
@@ -144,34 +97,11 @@ public final class EngineMetricsScraper {
         for (EnginePhase phase : EnginePhase.values()) {
             phaseHistogram(phase);
         }
-        this.okScrapes = scrapeCounter(Outcome.OK);
-        this.errorScrapes = scrapeCounter(Outcome.ERROR);
-        this.unparseableScrapes = scrapeCounter(Outcome.UNPARSEABLE);
     }
 
     /** Starts scraping now and then every interval. Idempotent; completes once scheduled. */
     public Future<Void> start() {
-        Promise<Void> started = Promise.promise();
-        context.runOnContext(v -> {
-            if (!running) {
-                running = true;
-                // one connection is enough for sequential scrapes, and is the one to close when one is abandoned:
-                // WebClient alone would leave a late or oversized response draining on it
-                httpClient = vertx.httpClientBuilder()
-                        .with(new HttpClientOptions()
-                                .setConnectTimeout((int) Math.min(Integer.MAX_VALUE, timeoutMillis)))
-                        .with(new PoolOptions().setHttp1MaxSize(1).setHttp2MaxSize(1))
-                        .withConnectHandler(this::connected)
-                        .build();
-                client = WebClient.wrap(httpClient, new WebClientOptions()
-                        .setUserAgent("llm-sidecar")
-                        .setFollowRedirects(false));
-                periodicTimer = vertx.setPeriodic(intervalMillis, id -> scrape());
-                scrape();
-            }
-            started.complete();
-        });
-        return started.future();
+        return loop.start();
     }
 
     /**
@@ -179,27 +109,7 @@ public final class EngineMetricsScraper {
      * Idempotent; completes once stopped, without blocking.
      */
     public Future<Void> stop() {
-        Promise<Void> stopped = Promise.promise();
-        context.runOnContext(v -> {
-            if (running) {
-                running = false;
-                vertx.cancelTimer(periodicTimer);
-                if (inFlight != null) {
-                    vertx.cancelTimer(inFlight.deadlineTimer);
-                    inFlight.body.abandon();
-                    inFlight = null;
-                }
-                client.close();
-                httpClient.close();
-                client = null;
-                httpClient = null;
-                connection = null;
-                normaliser.forget();
-                state = state.down(state.infoKind());
-            }
-            stopped.complete();
-        });
-        return stopped.future();
+        return loop.stop();
     }
 
     /** The last successful normalised snapshot, or {@link EngineSnapshot#unknown()} while down. */
@@ -212,72 +122,22 @@ public final class EngineMetricsScraper {
         return state.up();
     }
 
-    private void scrape() {
-        if (!running || inFlight != null) {
-            return; // the previous scrape is still within its deadline: skip a tick rather than pile up
-        }
-        Attempt attempt = new Attempt();
-        inFlight = attempt;
-        attempt.deadlineTimer = vertx.setTimer(timeoutMillis, id -> finish(attempt, null));
-        client.getAbs(url)
-                .putHeader("Accept", ACCEPT)
-                .connectTimeout(timeoutMillis)
-                .idleTimeout(timeoutMillis)
-                .as(attempt.body)
-                .send()
-                .onComplete(ar -> finish(attempt, ar));
-    }
-
-    /** Records the end of an attempt; a null result means its deadline passed. Late results are ignored. */
-    private void finish(Attempt attempt, AsyncResult<HttpResponse<String>> result) {
-        if (inFlight != attempt) {
-            return; // already timed out, or stopped
-        }
-        inFlight = null;
-        vertx.cancelTimer(attempt.deadlineTimer);
-        attempt.body.abandon();
-        if (result == null || result.failed() || result.result().statusCode() / 100 != 2) {
-            dropConnection(); // it may be mid-response (late, oversized): never reuse it
-            down(Outcome.ERROR, state.infoKind());
-            return;
-        }
-        EngineSnapshot snapshot;
-        try {
-            String body = result.result().body();
-            snapshot = normaliser.normalise(
-                    ExpositionParser.parse(body == null ? "" : body, EngineNormaliser::relevant).samples());
-        } catch (RuntimeException e) {
-            snapshot = EngineSnapshot.unknown(); // parser and normaliser do not throw; if they ever do, be down
-        }
+    /** A 2xx answer: up with its values when it is an engine's, else unparseable. */
+    private Outcome read(String body) {
+        EngineSnapshot snapshot = normaliser.normalise(
+                ExpositionParser.parse(body, EngineNormaliser::relevant).samples());
         if (snapshot.kind() == EngineKind.UNKNOWN) {
-            down(Outcome.UNPARSEABLE, EngineKind.UNKNOWN);
-            return;
+            down(EngineKind.UNKNOWN);
+            return Outcome.UNPARSEABLE;
         }
         registerInfo(snapshot.kind());
         state = state.up(snapshot);
-        okScrapes.record(1);
+        return Outcome.OK;
     }
 
-    private void connected(HttpConnection conn) {
-        connection = conn;
-        conn.closeHandler(v -> {
-            if (connection == conn) {
-                connection = null;
-            }
-        });
-    }
-
-    private void dropConnection() {
-        if (connection != null) {
-            connection.close();
-            connection = null;
-        }
-    }
-
-    private void down(Outcome outcome, EngineKind infoKind) {
+    private void down(EngineKind infoKind) {
         normaliser.forget(); // the next good scrape is a first one: no prefix ratio across a gap or restart
         state = state.down(infoKind);
-        (outcome == Outcome.ERROR ? errorScrapes : unparseableScrapes).record(1);
     }
 
     /**
@@ -305,20 +165,5 @@ public final class EngineMetricsScraper {
 
     private void gauge(Series series, ToDoubleFunction<State> value) {
         recorders.observe(series, () -> value.applyAsDouble(state));
-    }
-
-    /** Scrapes by result: ok, error (connect / timeout / non-2xx / oversized), unparseable (no engine metric). */
-    private Bound scrapeCounter(Outcome outcome) {
-        Bound counter = recorders.bound(Contract.ENGINE_SCRAPES, LabelValues.of(RESULT, outcome.tag()));
-        counter.record(0);
-        return counter;
-    }
-
-    private static long positiveMillis(Duration duration, String what) {
-        long millis = Objects.requireNonNull(duration, what).toMillis();
-        if (millis < 1) {
-            throw new IllegalArgumentException(what + " must be at least 1 ms: " + duration);
-        }
-        return millis;
     }
 }

@@ -2,15 +2,12 @@ package dev.llmsidecar.engine;
 
 import dev.llmsidecar.engine.ExpositionParser.Sample;
 import dev.llmsidecar.export.contract.CumulativeHistogram;
-import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
-import java.util.TreeSet;
 
 /**
  * Turns one engine exposition into an {@link EngineSnapshot}. Counts are summed over every label set (several
@@ -222,109 +219,19 @@ public final class EngineNormaliser {
         return phases;
     }
 
-    /** One label set of a histogram as read: bucket bound -> cumulative count, the sum, the count. */
-    private static final class LabelSet {
-        final TreeMap<Double, Double> buckets = new TreeMap<>();
-        double sum = Double.NaN;
-        double count = Double.NaN;
-
-        /** The +Inf bucket, else _count; NaN when neither is there. */
-        double total() {
-            Double inf = buckets.get(Double.POSITIVE_INFINITY);
-            return inf != null ? inf : count;
-        }
-
-        boolean usable() {
-            return !Double.isNaN(sum) && !Double.isNaN(total()) && !buckets.containsValue(Double.NaN);
-        }
-    }
-
     /**
-     * The histogram {@code source} names, summed over the engine's label sets (several models, data-parallel
-     * engines): cumulative counts, sums and totals add up. Bounds are those every label set has: an engine uses one
-     * set of bounds per histogram, so normally all of them; were they to differ (label sets from two engine versions),
-     * a bound missing from one label set has no exact count there, and dropping it costs resolution, never
-     * correctness. A label set without a sum or a total (+Inf bucket or _count) is left out. Null when no label set
-     * is usable.
+     * The histogram {@code source} names, merged over the engine's label sets (several models, data-parallel engines)
+     * as {@link CumulativeHistogram.Merge} does, evened out for export. Null when no label set is usable.
      */
     static CumulativeHistogram histogram(List<Sample> samples, PhaseSource source) {
-        String bucket = source.bucket();
-        String sumName = source.name() + "_sum";
-        String countName = source.name() + "_count";
-        Map<Map<String, String>, LabelSet> sets = new HashMap<>();
+        CumulativeHistogram.Merge merge = new CumulativeHistogram.Merge(source.name());
         for (Sample s : samples) {
-            String name = s.name();
-            if (!name.startsWith(source.name()) || !source.selects(s.labels())) {
-                continue;
-            }
-            if (name.equals(bucket)) {
-                double le = bound(s.labels().get("le"));
-                if (!Double.isNaN(le)) {
-                    Map<String, String> key = new HashMap<>(s.labels());
-                    key.remove("le");
-                    sets.computeIfAbsent(key, k -> new LabelSet()).buckets.put(le, s.value());
-                }
-            } else if (name.equals(sumName)) {
-                sets.computeIfAbsent(s.labels(), k -> new LabelSet()).sum = s.value();
-            } else if (name.equals(countName)) {
-                sets.computeIfAbsent(s.labels(), k -> new LabelSet()).count = s.value();
+            if (source.selects(s.labels())) {
+                merge.add(s.name(), s.labels(), s.value());
             }
         }
-        List<LabelSet> usable = new ArrayList<>();
-        Set<Double> common = null;
-        for (LabelSet set : sets.values()) {
-            if (!set.usable()) {
-                continue;
-            }
-            usable.add(set);
-            Set<Double> finite = new HashSet<>(set.buckets.headMap(Double.POSITIVE_INFINITY).keySet());
-            if (common == null) {
-                common = finite;
-            } else {
-                common.retainAll(finite);
-            }
-        }
-        if (usable.isEmpty()) {
-            return null;
-        }
-        List<Double> bounds = new ArrayList<>(new TreeSet<>(common));
-        long[] cumulative = new long[bounds.size() + 1];
-        double sum = 0;
-        for (LabelSet set : usable) {
-            for (int i = 0; i < bounds.size(); i++) {
-                cumulative[i] += Math.round(set.buckets.get(bounds.get(i)));
-            }
-            cumulative[bounds.size()] += Math.round(set.total());
-            sum += set.sum;
-        }
-        // what an exposition must not hold (counts falling with the bound, above the total) is evened out here
-        // rather than re-exported as an invalid histogram
-        List<Long> counts = new ArrayList<>(cumulative.length);
-        long total = Math.max(0, cumulative[bounds.size()]);
-        long previous = 0;
-        for (int i = 0; i < bounds.size(); i++) {
-            previous = Math.max(previous, Math.min(cumulative[i], total));
-            counts.add(previous);
-        }
-        counts.add(total);
-        return new CumulativeHistogram(bounds, counts, sum);
-    }
-
-    /** An {@code le} label value as a number (Python writes "+Inf", Go-style exponents); NaN when unreadable. */
-    static double bound(String le) {
-        if (le == null) {
-            return Double.NaN;
-        }
-        String v = le.trim();
-        if (v.equals("+Inf") || v.equals("Inf") || v.equals("+inf") || v.equals("inf")) {
-            return Double.POSITIVE_INFINITY;
-        }
-        try {
-            double d = Double.parseDouble(v);
-            return Double.isInfinite(d) && d < 0 ? Double.NaN : d;
-        } catch (NumberFormatException e) {
-            return Double.NaN;
-        }
+        CumulativeHistogram merged = merge.result();
+        return merged == null ? null : merged.evenedOut();
     }
 
     private static Set<String> phaseBuckets() {

@@ -23,11 +23,22 @@ public final class ExpositionParser {
         }
     }
 
-    /** The samples kept (in input order) and how many non-comment lines could not be read. */
-    public record Result(List<Sample> samples, int rejectedLines) {
+    /**
+     * The samples kept (in input order), how many non-comment lines could not be read and the first of them (null
+     * when every line was read).
+     */
+    public record Result(List<Sample> samples, int rejectedLines, Rejected firstRejected) {
         public Result {
             samples = List.copyOf(samples);
         }
+
+        public Result(List<Sample> samples, int rejectedLines) {
+            this(samples, rejectedLines, null);
+        }
+    }
+
+    /** A line that could not be read: its number, from 1, and its text. */
+    public record Rejected(int lineNumber, String line) {
     }
 
     private ExpositionParser() {
@@ -55,6 +66,7 @@ public final class ExpositionParser {
         private final Predicate<String> keep;
         private final List<Sample> samples = new ArrayList<>();
         private int rejected;
+        private Rejected firstRejected;
         // bounds of the line being read, and the position within it
         private int i;
         private int end;
@@ -70,7 +82,9 @@ public final class ExpositionParser {
         Result run() {
             int n = s.length();
             int pos = 0;
+            int lineNumber = 0;
             while (pos < n) {
+                lineNumber++;
                 int nl = s.indexOf('\n', pos);
                 int lineEnd = nl < 0 ? n : nl;
                 int next = nl < 0 ? n : nl + 1;
@@ -86,12 +100,14 @@ public final class ExpositionParser {
                             break; // OpenMetrics: nothing after # EOF belongs to the exposition
                         }
                     } else if (!sample()) {
-                        rejected++;
+                        if (rejected++ == 0) {
+                            firstRejected = new Rejected(lineNumber, s.substring(pos, lineEnd));
+                        }
                     }
                 }
                 pos = next;
             }
-            return new Result(samples, rejected);
+            return new Result(samples, rejected, firstRejected);
         }
 
         private boolean isEof() {

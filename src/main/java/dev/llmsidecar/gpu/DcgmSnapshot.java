@@ -12,8 +12,6 @@ import java.util.List;
  */
 public record DcgmSnapshot(boolean recognised, boolean podLabels, List<GpuReading> gpus) {
 
-    public static final DcgmSnapshot UNRECOGNISED = new DcgmSnapshot(false, false, List.of());
-
     public DcgmSnapshot {
         gpus = List.copyOf(gpus);
     }

@@ -1,5 +1,6 @@
 package dev.llmsidecar.sweep;
 
+import dev.llmsidecar.export.contract.CumulativeHistogram;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
@@ -647,13 +648,26 @@ public final class Report {
     }
 
     private static JsonObject latency(StepResult.Latency l) {
-        BucketHistogram d = l.delta();
+        CumulativeHistogram d = l.delta();
         return new JsonObject().put("count", l.count()).put("mean", num(l.mean())).put("p50", num(l.p50()))
                 .put("p95", num(l.p95())).put("p99", num(l.p99()))
                 .put("p50_bucket", JsonArray.of((Object[]) boxed(l.p50Bucket())))
                 .put("p99_bucket", JsonArray.of((Object[]) boxed(l.p99Bucket())))
-                .put("bucket_bounds", JsonArray.of((Object[]) boxed(d.bounds())))
-                .put("bucket_cumulative_counts", JsonArray.of((Object[]) boxed(d.cumulative())));
+                .put("bucket_bounds", JsonArray.of((Object[]) boxed(upperBounds(d))))
+                .put("bucket_cumulative_counts", JsonArray.of((Object[]) boxed(cumulativeCounts(d))));
+    }
+
+    /** Every bucket's upper bound, +Inf included, as the exposition has them; none for an empty histogram. */
+    static double[] upperBounds(CumulativeHistogram h) {
+        double[] les = new double[h.isEmpty() ? 0 : h.bounds().size() + 1];
+        for (int i = 0; i < les.length; i++) {
+            les[i] = i < h.bounds().size() ? h.bounds().get(i) : Double.POSITIVE_INFINITY;
+        }
+        return les;
+    }
+
+    private static double[] cumulativeCounts(CumulativeHistogram h) {
+        return h.isEmpty() ? new double[0] : h.cumulativeCounts().stream().mapToDouble(Long::doubleValue).toArray();
     }
 
     private static JsonObject dist(ClientSummary.Dist d) {

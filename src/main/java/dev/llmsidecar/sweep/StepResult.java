@@ -1,5 +1,6 @@
 package dev.llmsidecar.sweep;
 
+import dev.llmsidecar.export.contract.CumulativeHistogram;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -31,9 +32,9 @@ public record StepResult(int index, double load, double measuredSeconds, double 
         ClientSummary client) {
 
     /** One latency histogram's difference and what the sweep reads from it. */
-    public record Latency(BucketHistogram delta, double count, double mean, double p50, double p95, double p99,
+    public record Latency(CumulativeHistogram delta, double count, double mean, double p50, double p95, double p99,
             double[] p50Bucket, double[] p99Bucket) {
-        static Latency of(BucketHistogram delta) {
+        static Latency of(CumulativeHistogram delta) {
             return new Latency(delta, delta.count(), delta.mean(), delta.quantile(0.5), delta.quantile(0.95),
                     delta.quantile(0.99), delta.quantileBucket(0.5), delta.quantileBucket(0.99));
         }
@@ -65,7 +66,7 @@ public record StepResult(int index, double load, double measuredSeconds, double 
 
     /** Computes a step from its three scrapes. */
     static StepResult compute(int index, double load, String model, String operation, SloSpec slo,
-            String sloObjective, Exposition before, Exposition end, Exposition after, double measuredSeconds,
+            String sloObjective, SidecarScrape before, SidecarScrape end, SidecarScrape after, double measuredSeconds,
             double drainSeconds, ClientSummary client) {
         Map<String, String> streams = SidecarSeries.streams(model, operation);
         Map<String, String> ok = SidecarSeries.ok(model, operation);
@@ -107,7 +108,7 @@ public record StepResult(int index, double load, double measuredSeconds, double 
     }
 
     static SloShare sloShare(SloSpec slo, String objective, String model, Latency ttft, Latency tpot, Latency e2e,
-            double ok, double total, Exposition before, Exposition after) {
+            double ok, double total, SidecarScrape before, SidecarScrape after) {
         // per criterion: the share of the histogram's requests at or below the threshold (a share, not a count, so
         // that TTFT, recorded at the first token, and the counters, recorded at the end, need not hold the very same
         // requests at the window's edges)
@@ -147,11 +148,11 @@ public record StepResult(int index, double load, double measuredSeconds, double 
         return Double.isNaN(threshold) || l.delta().isEmpty() || l.delta().hasBound(threshold);
     }
 
-    private static Latency latency(String name, Map<String, String> match, Exposition before, Exposition after) {
+    private static Latency latency(String name, Map<String, String> match, SidecarScrape before, SidecarScrape after) {
         return Latency.of(after.histogram(name, match).minus(before.histogram(name, match)));
     }
 
-    static double delta(String name, Map<String, String> match, Exposition before, Exposition after) {
+    static double delta(String name, Map<String, String> match, SidecarScrape before, SidecarScrape after) {
         double d = after.sum(name, match) - before.sum(name, match);
         if (d < -1e-9) {
             throw new IllegalStateException(name + " went down between scrapes: the sidecar's counters were reset");

@@ -1,5 +1,6 @@
 package dev.llmsidecar.sweep;
 
+import dev.llmsidecar.export.contract.CumulativeHistogram;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -80,7 +81,7 @@ public final class Sweep {
         client = new LoadClient(vertx, context, o.url, o.path, o.headers, Math.max(1, connections),
                 (long) (o.requestTimeoutSeconds * 1000));
         List<StepResult> steps = new ArrayList<>();
-        Exposition last;
+        SidecarScrape last;
         try {
             last = preflight(traceShapes);
             for (int i = 0; i < o.loads.length; i++) {
@@ -96,9 +97,10 @@ public final class Sweep {
         }
         SweepAnalysis.Knee knee = SweepAnalysis.knee(steps);
         SweepAnalysis.Goodput goodput = o.slo == null ? null : SweepAnalysis.goodput(steps, o.slo.target());
-        double[] ttftBounds = last.histogram(SidecarSeries.TTFT, SidecarSeries.streams(o.model, o.operation()))
-                .bounds();
-        double[] tokenBounds = last.histogram(SidecarSeries.TPOT, SidecarSeries.ok(o.model, o.operation())).bounds();
+        double[] ttftBounds = Report.upperBounds(last.histogram(SidecarSeries.TTFT,
+                SidecarSeries.streams(o.model, o.operation())));
+        double[] tokenBounds = Report.upperBounds(last.histogram(SidecarSeries.TPOT,
+                SidecarSeries.ok(o.model, o.operation())));
         return new SweepResult(o, steps, knee, last.gauge(SidecarSeries.KNEE), goodput, ttftBounds, tokenBounds,
                 last.labelValues(SidecarSeries.SLO_TARGET, "objective"),
                 traceShapes != null ? traceShapes.describe()
@@ -133,8 +135,8 @@ public final class Sweep {
 
     // ---- preflight: the target answers, the metrics are the sidecar's, the model label is there ----
 
-    private Exposition preflight(RequestShapes traceShapes) throws Exception {
-        Exposition first;
+    private SidecarScrape preflight(RequestShapes traceShapes) throws Exception {
+        SidecarScrape first;
         try {
             first = scrape();
         } catch (IOException e) {
@@ -156,8 +158,8 @@ public final class Sweep {
             throw new IllegalStateException("the first request through " + o.url + o.path + " failed: " + r.error()
                     + " (model " + o.model + ")");
         }
-        Exposition after = waitIdle(scrape());
-        BucketHistogram ttft = after.histogram(SidecarSeries.TTFT, SidecarSeries.streams(o.model, o.operation()));
+        SidecarScrape after = waitIdle(scrape());
+        CumulativeHistogram ttft = after.histogram(SidecarSeries.TTFT, SidecarSeries.streams(o.model, o.operation()));
         if (ttft.isEmpty() || ttft.count() == 0) {
             throw new IllegalStateException("the sidecar's metrics have no TTFT for model=\"" + o.model
                     + "\", operation=\"" + o.operation() + "\" after a request: is --url the proxy port of the sidecar "
@@ -198,7 +200,7 @@ public final class Sweep {
             return Future.succeededFuture();
         }));
         long tb = System.nanoTime();
-        Exposition before = scrape();
+        SidecarScrape before = scrape();
         long measureEnd = tb + (long) (o.stepSeconds * 1e9);
         while (System.nanoTime() < measureEnd) {
             LockSupport.parkNanos(Math.min(50_000_000L, Math.max(1, measureEnd - System.nanoTime())));
@@ -207,7 +209,7 @@ public final class Sweep {
             }
         }
         long te = System.nanoTime();
-        Exposition end = scrape();
+        SidecarScrape end = scrape();
         st.stopArrivals.set(true);
         await(onContext(() -> {
             st.stopped = true;
@@ -232,7 +234,7 @@ public final class Sweep {
             }));
         }
         long drained = System.nanoTime();
-        Exposition after = waitIdle(scrape());
+        SidecarScrape after = waitIdle(scrape());
         ClientSummary cs = await(onContext(() -> Future.succeededFuture(ClientSummary.of(st.records, st.dropped))));
         if (cs.dropped() > 0) {
             warnings.add(String.format(Locale.ROOT, "step %d (%s %s): %d arrivals dropped: --max-in-flight %d requests "
@@ -325,22 +327,22 @@ public final class Sweep {
 
     // ---- scraping ----
 
-    Exposition scrape() throws IOException, InterruptedException {
+    SidecarScrape scrape() throws IOException, InterruptedException {
         HttpResponse<String> res = http.send(HttpRequest.newBuilder(URI.create(o.metricsUrl))
                 .header("accept", "text/plain;version=0.0.4").timeout(Duration.ofSeconds(20)).build(),
                 HttpResponse.BodyHandlers.ofString());
         if (res.statusCode() != 200) {
             throw new IOException(o.metricsUrl + " answered " + res.statusCode());
         }
-        return Exposition.parse(res.body());
+        return SidecarScrape.parse(res.body());
     }
 
     /**
      * Scrapes until the sidecar's in-flight gauge is 0 (at most 3 s): our client sees a stream end a moment before
      * the sidecar has recorded it. Other traffic through the same sidecar can keep it above 0; then the last scrape.
      */
-    private Exposition waitIdle(Exposition first) throws IOException, InterruptedException {
-        Exposition e = first;
+    private SidecarScrape waitIdle(SidecarScrape first) throws IOException, InterruptedException {
+        SidecarScrape e = first;
         long deadline = System.nanoTime() + 3_000_000_000L;
         while (e.gauge(SidecarSeries.IN_FLIGHT) > 0 && System.nanoTime() < deadline) {
             Thread.sleep(50);

@@ -77,6 +77,14 @@ class EngineExpositionParserTest {
     }
 
     @Test
+    void theFirstUnreadableLineIsKeptWithItsNumber() {
+        Result r = ExpositionParser.parse("ok 1\n\n# a comment\nbroken{le=0.1} 1\r\nworse{\nok 2\n");
+        assertThat(r.rejectedLines()).isEqualTo(2);
+        assertThat(r.firstRejected()).isEqualTo(new ExpositionParser.Rejected(4, "broken{le=0.1} 1"));
+        assertThat(ExpositionParser.parse("ok 1\n").firstRejected()).isNull();
+    }
+
+    @Test
     void filterDropsSamplesButNotTheRejectedCount() {
         String text = EngineSamples.text("malformed.txt");
         Result kept = ExpositionParser.parse(text, name -> name.equals("vllm:kv_cache_usage_perc"));

@@ -2,6 +2,7 @@ package dev.llmsidecar.sweep;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.llmsidecar.export.contract.CumulativeHistogram;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -11,7 +12,7 @@ import org.junit.jupiter.api.Test;
 class SweepAnalysisTest {
 
     static StepResult.Latency median(double seconds, int count) {
-        return new StepResult.Latency(BucketHistogram.EMPTY, count, seconds, seconds, seconds, seconds,
+        return new StepResult.Latency(CumulativeHistogram.EMPTY, count, seconds, seconds, seconds, seconds,
                 new double[] {0, seconds}, new double[] {0, seconds});
     }
 
