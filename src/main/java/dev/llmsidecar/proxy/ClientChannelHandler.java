@@ -14,6 +14,7 @@ import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
@@ -110,6 +111,8 @@ final class ClientChannelHandler extends ChannelInboundHandlerAdapter {
         }
         HttpRequest head = request;
         HttpContent body = null;
+        boolean bodyFollows = http2 ? !(request instanceof FullHttpRequest)
+                : HttpUtil.getContentLength(request, 0L) != 0 || HttpUtil.isTransferEncodingChunked(request);
         if (request instanceof FullHttpRequest full) {
             // HTTP/2 gives a request without body whole: its head goes upstream, its (empty) body follows it
             head = new DefaultHttpRequest(full.protocolVersion(), full.method(), full.uri(), full.headers());
@@ -118,7 +121,7 @@ final class ClientChannelHandler extends ChannelInboundHandlerAdapter {
         requestComplete = false;
         Exchange exchange;
         try {
-            exchange = new Exchange(proxy, this, head, receivedNanos, operation);
+            exchange = new Exchange(proxy, this, head, bodyFollows, receivedNanos, operation);
         } catch (RuntimeException e) {
             // a bug must cost this request, not the connection or the event loop
             ReferenceCountUtil.release(body);

@@ -79,9 +79,11 @@ final class Exchange implements UpstreamConnection.Listener, UpstreamPool.Waiter
     private boolean bodyEnded;
     private boolean retried;
     private boolean closeAfter;
+    private final boolean requestHasBody;
 
     private UpstreamConnection upstream;
-    private HttpResponse response;
+    private boolean responseStarted;         // a response head arrived (no second attempt from then on)
+    private boolean upstreamKeepAlive;
     private int status;
     private boolean headWritten;
     private boolean pending;                 // written to the client, not yet flushed
@@ -94,8 +96,12 @@ final class Exchange implements UpstreamConnection.Listener, UpstreamPool.Waiter
     private boolean finished;
     private boolean released;
 
-    Exchange(ProxyServer proxy, ClientChannelHandler client, HttpRequest request, long receivedNanos,
-            LlmOperation operation) {
+    /**
+     * @param bodyFollows a body comes after the head (HTTP/1.x: a length or chunked framing; HTTP/2: the stream is
+     *     not ended by its headers)
+     */
+    Exchange(ProxyServer proxy, ClientChannelHandler client, HttpRequest request, boolean bodyFollows,
+            long receivedNanos, LlmOperation operation) {
         this.proxy = proxy;
         this.traffic = proxy.traffic;
         this.client = client;
@@ -108,6 +114,7 @@ final class Exchange implements UpstreamConnection.Listener, UpstreamPool.Waiter
         this.llm = operation == null ? null
                 : new LlmCall(proxy, operation, request.headers(), request.protocolVersion(), observer);
         this.closeAfter = !http2 && (clientVersion == HttpVersion.HTTP_1_0 || !HttpUtil.isKeepAlive(request));
+        this.requestHasBody = bodyFollows;
     }
 
     // ---------------------------------------------------------------------------------------------- request
@@ -122,7 +129,7 @@ final class Exchange implements UpstreamConnection.Listener, UpstreamPool.Waiter
             clientChannel.writeAndFlush(new io.netty.handler.codec.http.DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
                     io.netty.handler.codec.http.HttpResponseStatus.CONTINUE), clientChannel.voidPromise());
         }
-        bodyMode = !bodyPossible() ? Body.NONE : llm != null ? Body.INSPECT : Body.PIPE;
+        bodyMode = !requestHasBody ? Body.NONE : llm != null ? Body.INSPECT : Body.PIPE;
         if (bodyMode == Body.INSPECT) {
             collected = clientChannel.alloc().compositeBuffer(Integer.MAX_VALUE);
             return; // the body arrives through onRequestContent
@@ -133,10 +140,6 @@ final class Exchange implements UpstreamConnection.Listener, UpstreamPool.Waiter
         }
     }
 
-    private boolean bodyPossible() {
-        return !(request instanceof io.netty.handler.codec.http.FullHttpRequest full && !full.content().isReadable())
-                && (declaredLength() != 0 || HttpUtil.isTransferEncodingChunked(request) || http2);
-    }
 
     /** The declared Content-Length, 0 when absent or unreadable (the codec refuses those before us). */
     private long declaredLength() {
@@ -243,7 +246,7 @@ final class Exchange implements UpstreamConnection.Listener, UpstreamPool.Waiter
             if (length > 0 || h.contains(HttpHeaderNames.CONTENT_LENGTH) || http2 && bodyEnded) {
                 h.setInt(HttpHeaderNames.CONTENT_LENGTH, length);
             }
-        } else if (!h.contains(HttpHeaderNames.CONTENT_LENGTH) && (bodyPossible() || !queued.isEmpty())) {
+        } else if (!h.contains(HttpHeaderNames.CONTENT_LENGTH)) {
             h.set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
         }
         request.setUri(proxy.target.requestUri(request.uri()));
@@ -315,9 +318,13 @@ final class Exchange implements UpstreamConnection.Listener, UpstreamPool.Waiter
             resendAsTheClientWroteIt();
             return;
         }
-        response = r;
+        responseStarted = true;
         status = code;
+        upstreamKeepAlive = HttpUtil.isKeepAlive(r);
         releaseBody();
+        // no second attempt after a response byte: the request head is not needed any more (a few KB per open
+        // stream with an SDK's headers)
+        request.headers().clear();
         HttpHeaders h = r.headers();
         boolean hasLength = h.contains(HttpHeaderNames.CONTENT_LENGTH);
         boolean bodyless = head || code == 204 || code == 304 || code < 200;
@@ -358,7 +365,7 @@ final class Exchange implements UpstreamConnection.Listener, UpstreamPool.Waiter
      */
     private void onResponseContent(HttpContent content, long arrived) {
         boolean last = content instanceof LastHttpContent;
-        if (finished || clientGone || response == null) {
+        if (finished || clientGone || !responseStarted) {
             content.release();
             return;
         }
@@ -383,8 +390,9 @@ final class Exchange implements UpstreamConnection.Listener, UpstreamPool.Waiter
         }
     }
 
+    /** Writes forwarded bytes; a write with bytes is timed to the client's socket when its read is flushed. */
     private void write(HttpContent content, long arrived) {
-        if (!pending) {
+        if (!pending && content.content().isReadable()) {
             pending = true;
             pendingSince = arrived;
         }
@@ -439,10 +447,13 @@ final class Exchange implements UpstreamConnection.Listener, UpstreamPool.Waiter
             if (rest.isReadable()) {
                 clientChannel.write(new DefaultHttpContent(rest), clientChannel.voidPromise());
             }
+            // what the stream taught about include_usage is known before the client has its last byte: a request
+            // the client sends the moment it has it already finds it learned
+            llm.finish(status >= 400 ? Outcome.UPSTREAM_ERROR : Outcome.OK);
         }
         flushPending();
         clientChannel.flush();
-        boolean keepAlive = HttpUtil.isKeepAlive(response);
+        boolean keepAlive = upstreamKeepAlive;
         UpstreamConnection done = upstream;
         finish(status >= 400 ? Outcome.UPSTREAM_ERROR : Outcome.OK, now);
         done.endExchange(this, keepAlive, now);
@@ -457,7 +468,7 @@ final class Exchange implements UpstreamConnection.Listener, UpstreamPool.Waiter
             return;
         }
         Throwable why = cause != null ? cause : new ClosedChannelException();
-        if (response == null) {
+        if (!responseStarted) {
             onUpstreamRequestFailed(why);
         } else {
             onUpstreamBroken(why);
@@ -624,7 +635,7 @@ final class Exchange implements UpstreamConnection.Listener, UpstreamPool.Waiter
         long quiet = System.nanoTime() - lastUpstreamActivity;
         if (quiet >= idleNanos && !pausedForClient) {
             TimeoutException timeout = new TimeoutException("no upstream data for " + quiet / 1_000_000 + " ms");
-            if (response == null) {
+            if (!responseStarted) {
                 failedBeforeResponse(timeout);
             } else {
                 UpstreamConnection stalled = upstream;

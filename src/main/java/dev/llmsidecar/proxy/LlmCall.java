@@ -45,6 +45,7 @@ final class LlmCall {
     private boolean compressed;
     private boolean lengthFramed;
     private boolean streamingResponse;
+    private boolean finished;
 
     LlmCall(ProxyServer proxy, LlmOperation operation, HttpHeaders requestHeaders, HttpVersion version,
             ExchangeObserver observer) {
@@ -208,10 +209,14 @@ final class LlmCall {
     }
 
     /**
-     * The exchange ended: what the stream showed about usage is counted and learned (the observer was told of the
-     * end by the exchange).
+     * The exchange ended: what the stream showed about usage is counted and learned, once (the observer is told of
+     * the end by the exchange).
      */
     void finish(Outcome outcome) {
+        if (finished) {
+            return;
+        }
+        finished = true;
         if (decoder == null || usage == UsageHandling.PASS) {
             return;
         }

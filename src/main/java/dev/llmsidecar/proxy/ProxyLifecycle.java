@@ -47,10 +47,6 @@ public class ProxyLifecycle {
                 settings.getOptionalValue("quarkus.http.idle-timeout", Duration.class).orElse(Duration.ofMinutes(30)));
         server = new ProxyServer(vertx.nettyEventLoopGroup(), config, traffic, limits);
         port = server.start(host, wanted);
-        if (test) {
-            // as Quarkus does for its own server on a random test port: tests find the port bound through this key
-            System.setProperty("quarkus.http.test-port", Integer.toString(port));
-        }
         LOG.infof("llm-sidecar proxy listening on http://%s:%d (upstream %s)", host, port, config.upstream().url());
         Duration grace = settings.getOptionalValue("quarkus.shutdown.timeout", Duration.class).orElse(Duration.ZERO);
         ProxyServer s = server;

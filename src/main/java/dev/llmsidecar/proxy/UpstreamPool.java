@@ -183,6 +183,7 @@ final class UpstreamPool {
             }
             it.remove();
             c.close();
+            onRetired.run();
         }
         if (idle.isEmpty() && sweeper != null) {
             sweeper.cancel(false);
