@@ -150,7 +150,10 @@ public final class ProxyServer {
         ChannelInitializer<Channel> priorKnowledge = new ChannelInitializer<>() {
             @Override
             protected void initChannel(Channel h2) {
-                h2.pipeline().addLast(Http2FrameCodecBuilder.forServer().build(), new Http2MultiplexHandler(stream));
+                // in this initializer's place, ahead of the HTTP/1 handler at the end of the pipeline
+                String self = h2.pipeline().context(this).name();
+                h2.pipeline().addAfter(self, "h2-frames", Http2FrameCodecBuilder.forServer().build());
+                h2.pipeline().addAfter("h2-frames", "h2-streams", new Http2MultiplexHandler(stream));
             }
         };
         ch.pipeline().addLast(new CleartextHttp2ServerUpgradeHandler(codec, upgrade, priorKnowledge));
