@@ -14,12 +14,12 @@ import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpServerUpgradeHandler;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
-import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 import java.util.ArrayDeque;
 import java.util.function.Consumer;
@@ -40,7 +40,9 @@ final class ClientChannelHandler extends ChannelInboundHandlerAdapter {
     private boolean requestComplete;
     private boolean closing;
     private boolean pausedByExchange;
-    private final ArrayDeque<HttpObject> pipelined = new ArrayDeque<>();
+    private final ArrayDeque<HttpObject> pipelined = new ArrayDeque<>(2);
+    private long lastRequestNanos = System.nanoTime();
+    private boolean upgradeDecided;
 
     ClientChannelHandler(ProxyServer proxy, boolean http2) {
         this.proxy = proxy;
@@ -96,6 +98,8 @@ final class ClientChannelHandler extends ChannelInboundHandlerAdapter {
 
     private void start(HttpRequest request) {
         long receivedNanos = System.nanoTime();
+        lastRequestNanos = receivedNanos;
+        upgradeDecided = true;
         if (request.decoderResult().isFailure()) {
             ReferenceCountUtil.release(request);
             refuse(badRequest(request.decoderResult().cause()), null);
@@ -164,6 +168,11 @@ final class ClientChannelHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
+        if (upgradeDecided && !http2 && ctx.pipeline().get(HttpServerUpgradeHandler.class) != null) {
+            // cleartext HTTP/2 comes by Upgrade on a connection's first request or not at all: later ones would
+            // pass the upgrade handler (an aggregator) for nothing. Out of its own read, not from inside it.
+            ctx.pipeline().remove(HttpServerUpgradeHandler.class);
+        }
         if (current != null) {
             current.onClientReadComplete();
         }
@@ -189,13 +198,11 @@ final class ClientChannelHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    @Override
-    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-        if (evt instanceof IdleStateEvent && current == null) {
-            ctx.close(); // an idle keep-alive connection (quarkus.http.idle-timeout)
-            return;
+    /** Closes the connection if no request is in progress and none came for {@code idleNanos} (an idle keep-alive). */
+    void closeIfIdle(long now, long idleNanos) {
+        if (current == null && pipelined.isEmpty() && now - lastRequestNanos >= idleNanos) {
+            ctx.close();
         }
-        ctx.fireUserEventTriggered(evt);
     }
 
     @Override
@@ -241,6 +248,7 @@ final class ClientChannelHandler extends ChannelInboundHandlerAdapter {
         }
         current = null;
         pausedByExchange = false;
+        lastRequestNanos = System.nanoTime();
         if (close || !requestComplete || closing) {
             closing = true;
             for (HttpObject o; (o = pipelined.poll()) != null;) {

@@ -23,10 +23,8 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
-import io.netty.util.concurrent.ScheduledFuture;
 import java.nio.channels.ClosedChannelException;
 import java.util.ArrayDeque;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.jboss.logging.Logger;
 
@@ -43,7 +41,7 @@ import org.jboss.logging.Logger;
  * the exchange's {@link ExchangeObserver}; the LLM side of the bytes (include_usage, the decoder) is its
  * {@link LlmCall}.
  */
-final class Exchange implements UpstreamConnection.Listener, UpstreamPool.Waiter {
+final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.Listener, UpstreamPool.Waiter {
 
     private static final Logger LOG = Logger.getLogger(Exchange.class);
 
@@ -61,7 +59,7 @@ final class Exchange implements UpstreamConnection.Listener, UpstreamPool.Waiter
     private final TrafficObserver traffic;
     private final ClientChannelHandler client;
     private final Channel clientChannel;
-    private final HttpRequest request;
+    private HttpRequest request;             // until the response starts (a second attempt sends it again)
     private final HttpVersion clientVersion;
     private final boolean http2;
     private final boolean head;
@@ -74,7 +72,7 @@ final class Exchange implements UpstreamConnection.Listener, UpstreamPool.Waiter
     private ByteBuf clientBody;              // the client's own body while body has include_usage turned on
     private String clientAcceptEncoding;     // the client's own Accept-Encoding, likewise
     private boolean bodyWhole;               // body (or its absence) is all of it: the request may be sent again
-    private final ArrayDeque<HttpContent> queued = new ArrayDeque<>(); // PIPE: body read before a connection
+    private ArrayDeque<HttpContent> queued;  // PIPE: body read before a connection (rarely: made when needed)
     private long bodyBytes;
     private boolean bodyEnded;
     private boolean retried;
@@ -91,7 +89,6 @@ final class Exchange implements UpstreamConnection.Listener, UpstreamPool.Waiter
     private boolean pausedForClient;
     private boolean pausedForUpstream;
     private long lastUpstreamActivity;
-    private ScheduledFuture<?> idleTimer;
     private boolean clientGone;
     private boolean finished;
     private boolean released;
@@ -177,18 +174,25 @@ final class Exchange implements UpstreamConnection.Listener, UpstreamPool.Waiter
                 // too large to inspect: what was read goes first, the rest streams untouched
                 llm.notInspected(); // its timeline starts with the response, which says whether it streams
                 bodyMode = Body.PIPE;
-                queued.add(new DefaultHttpContent(collected));
+                queue(new DefaultHttpContent(collected));
                 collected = null;
                 sendUpstream(false);
             }
             return;
         }
         if (upstream == null) {
-            queued.add(content);
+            queue(content);
             client.setAutoRead(false); // until the upstream connection takes what is queued
             return;
         }
         writeBody(content);
+    }
+
+    private void queue(HttpContent content) {
+        if (queued == null) {
+            queued = new ArrayDeque<>(4);
+        }
+        queued.add(content);
     }
 
     /** The client's read is complete: what it delivered of the body goes upstream in one flush. */
@@ -270,7 +274,7 @@ final class Exchange implements UpstreamConnection.Listener, UpstreamPool.Waiter
             ch.write(body == null ? LastHttpContent.EMPTY_LAST_CONTENT
                     : new DefaultLastHttpContent(body.retainedDuplicate()), ch.voidPromise());
         } else {
-            for (HttpContent c; (c = queued.poll()) != null;) {
+            for (HttpContent c; queued != null && (c = queued.poll()) != null;) {
                 writeBody(c);
             }
             if (!pausedForUpstream) {
@@ -325,6 +329,7 @@ final class Exchange implements UpstreamConnection.Listener, UpstreamPool.Waiter
         // no second attempt after a response byte: the request head is not needed any more (a few KB per open
         // stream with an SDK's headers)
         request.headers().clear();
+        request = null;
         HttpHeaders h = r.headers();
         boolean hasLength = h.contains(HttpHeaderNames.CONTENT_LENGTH);
         boolean bodyless = head || code == 204 || code == 304 || code < 200;
@@ -530,7 +535,7 @@ final class Exchange implements UpstreamConnection.Listener, UpstreamPool.Waiter
     }
 
     private void onUpstreamBroken(Throwable cause) {
-        LOG.debugf("upstream broke mid-response for %s %s: %s", request.method(), request.uri(), cause.toString());
+        LOG.debugf("upstream broke mid-response: %s", cause.toString());
         long now = System.nanoTime();
         if (llm != null) {
             // an incomplete event held back for usage removal still reaches the client, as it would directly
@@ -556,7 +561,7 @@ final class Exchange implements UpstreamConnection.Listener, UpstreamPool.Waiter
         SidecarError error = SidecarError.beforeResponse(cause);
         proxy.warnOnce(error.header, "upstream request failed before its response (" + error.header + ", " + cause
                 + "); further ones are counted in llm_sidecar_http_requests_total{status_class=\"5xx\"}, not logged");
-        LOG.debugf("upstream request failed for %s %s: %s", request.method(), request.uri(), cause.toString());
+        LOG.debugf("upstream request failed: %s", cause.toString());
         status = error.status;
         UpstreamConnection failedOn = upstream;
         long now = System.nanoTime();
@@ -622,18 +627,22 @@ final class Exchange implements UpstreamConnection.Listener, UpstreamPool.Waiter
 
     /** No bytes from upstream for the idle timeout (a client pausing the read is not an upstream stall). */
     private void armIdleTimer() {
-        long idleNanos = proxy.config.upstream().idleTimeout().toNanos();
         lastUpstreamActivity = System.nanoTime();
-        idleTimer = clientChannel.eventLoop().schedule(() -> checkIdle(idleNanos), Math.max(1, idleNanos),
-                TimeUnit.NANOSECONDS);
+        proxy.timeouts(clientChannel.eventLoop()).add(this);
     }
 
-    private void checkIdle(long idleNanos) {
+    @Override
+    void tick(long now) {
         if (finished || clientGone) {
+            proxy.timeouts(clientChannel.eventLoop()).remove(this);
             return;
         }
-        long quiet = System.nanoTime() - lastUpstreamActivity;
-        if (quiet >= idleNanos && !pausedForClient) {
+        if (pausedForClient) {
+            lastUpstreamActivity = now; // a slow client pausing the read is not an upstream stall
+            return;
+        }
+        long quiet = now - lastUpstreamActivity;
+        if (quiet >= proxy.upstreamIdleNanos) {
             TimeoutException timeout = new TimeoutException("no upstream data for " + quiet / 1_000_000 + " ms");
             if (!responseStarted) {
                 failedBeforeResponse(timeout);
@@ -644,11 +653,7 @@ final class Exchange implements UpstreamConnection.Listener, UpstreamPool.Waiter
                     stalled.close();
                 }
             }
-            return;
         }
-        long wait = pausedForClient ? idleNanos : idleNanos - quiet;
-        idleTimer = clientChannel.eventLoop().schedule(() -> checkIdle(idleNanos), Math.max(1, wait),
-                TimeUnit.NANOSECONDS);
     }
 
     // ---------------------------------------------------------------------------------------------- the end
@@ -692,7 +697,7 @@ final class Exchange implements UpstreamConnection.Listener, UpstreamPool.Waiter
     }
 
     private void releaseQueued() {
-        for (HttpContent c; (c = queued.poll()) != null;) {
+        for (HttpContent c; queued != null && (c = queued.poll()) != null;) {
             c.release();
         }
     }
@@ -705,9 +710,7 @@ final class Exchange implements UpstreamConnection.Listener, UpstreamPool.Waiter
         upstream = null;
         releaseBody();
         releaseQueued();
-        if (idleTimer != null) {
-            idleTimer.cancel(false);
-        }
+        proxy.timeouts(clientChannel.eventLoop()).remove(this);
         observer.ended(outcome, status, nanos);
         if (llm != null) {
             llm.finish(outcome);

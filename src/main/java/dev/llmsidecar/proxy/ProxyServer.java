@@ -32,7 +32,6 @@ import io.netty.handler.codec.http2.Http2ServerUpgradeCodec;
 import io.netty.handler.codec.http2.Http2StreamFrameToHttpObjectCodec;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
-import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.AsciiString;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetSocketAddress;
@@ -84,6 +83,10 @@ public final class ProxyServer {
     private final SslContext upstreamSsl;
     private final long keepAliveNanos;
     private final Map<EventLoop, UpstreamPool> pools = new ConcurrentHashMap<>();
+    private final Map<EventLoop, LoopTimeouts> timeouts = new ConcurrentHashMap<>();
+    /** Longest silence from upstream before an exchange fails (sidecar.upstream.idle-timeout). */
+    final long upstreamIdleNanos;
+    private io.netty.util.concurrent.ScheduledFuture<?> clientIdleSweep;
     private final ChannelGroup clientChannels = new DefaultChannelGroup("llm-sidecar-clients",
             GlobalEventExecutor.INSTANCE);
     private final Set<String> warned = ConcurrentHashMap.newKeySet();
@@ -105,6 +108,7 @@ public final class ProxyServer {
         this.connectionErrors = new ConnectionErrors(traffic);
         Duration keepAlive = config.upstream().keepAliveTimeout();
         this.keepAliveNanos = keepAlive.isNegative() ? 0 : keepAlive.toNanos();
+        this.upstreamIdleNanos = Math.max(1, config.upstream().idleTimeout().toNanos());
         try {
             this.upstreamSsl = target.ssl() ? SslContextBuilder.forClient().build() : null;
         } catch (SSLException e) {
@@ -129,7 +133,24 @@ public final class ProxyServer {
                     }
                 });
         serverChannel = b.bind(host, port).syncUninterruptibly().channel();
+        long idle = settings.idleTimeout().toNanos();
+        if (idle > 0) {
+            // one sweep over every client connection, not a timer per connection
+            long every = Math.max(TimeUnit.MILLISECONDS.toNanos(10), Math.min(TimeUnit.MINUTES.toNanos(1), idle / 4));
+            clientIdleSweep = group.next().scheduleAtFixedRate(() -> closeIdleClients(idle), every, every,
+                    TimeUnit.NANOSECONDS);
+        }
         return ((InetSocketAddress) serverChannel.localAddress()).getPort();
+    }
+
+    /** Closes client connections idle (no request in progress) for {@code idleNanos}; each on its own loop. */
+    private void closeIdleClients(long idleNanos) {
+        for (Channel ch : clientChannels) {
+            ClientChannelHandler handler = ch.pipeline().get(ClientChannelHandler.class);
+            if (handler != null) {
+                ch.eventLoop().execute(() -> handler.closeIfIdle(System.nanoTime(), idleNanos));
+            }
+        }
     }
 
     private void initClient(Channel ch) {
@@ -157,10 +178,6 @@ public final class ProxyServer {
             }
         };
         ch.pipeline().addLast(new CleartextHttp2ServerUpgradeHandler(codec, upgrade, priorKnowledge));
-        long idle = settings.idleTimeout().toMillis();
-        if (idle > 0) {
-            ch.pipeline().addLast(new IdleStateHandler(0, 0, idle, TimeUnit.MILLISECONDS));
-        }
         ch.pipeline().addLast(new ClientChannelHandler(this, false));
     }
 
@@ -181,6 +198,12 @@ public final class ProxyServer {
                 .channel(epoll ? EpollSocketChannel.class : NioSocketChannel.class)
                 .handler(init);
         return b.connect(target.host(), target.port());
+    }
+
+    /** The idle timeouts of the exchanges of {@code loop}. */
+    LoopTimeouts timeouts(EventLoop loop) {
+        LoopTimeouts t = timeouts.get(loop);
+        return t != null ? t : timeouts.computeIfAbsent(loop, l -> new LoopTimeouts(l, upstreamIdleNanos));
     }
 
     /** Logs {@code message} at WARN the first time {@code kind} happens; later ones are counted, not logged. */
@@ -238,6 +261,9 @@ public final class ProxyServer {
     /** Stops listening, closes every client connection (cutting open streams) and every idle upstream one. */
     public void close() {
         draining = true;
+        if (clientIdleSweep != null) {
+            clientIdleSweep.cancel(false);
+        }
         if (serverChannel != null) {
             serverChannel.close().syncUninterruptibly();
         }

@@ -29,7 +29,8 @@ import java.util.concurrent.TimeUnit;
  */
 public final class ProxyFixture implements AutoCloseable {
 
-    public final Vertx vertx = Vertx.vertx();
+    /** Netty's epoll transport where it loads, as the application prefers it (quarkus.vertx.prefer-native-transport). */
+    public final Vertx vertx = Vertx.vertx(new io.vertx.core.VertxOptions().setPreferNativeTransport(true));
     public final SimulatedEngine engine;
     public final int enginePort;
     public final int proxyPort;
