@@ -287,7 +287,7 @@ final class Report {
         md.append(ratioRow("burst events per proxy CPU-second ÷ nginx's", 0.5, true, sidecarPerCore, nginxPerCore));
         md.append(ratioRow("non-streaming CPU per request ÷ nginx's", 2, false,
                 plainCpuPerRequest.getOrDefault("sidecar", Double.NaN),
-                plainCpuPerRequest.getOrDefault("nginx", Double.NaN));
+                plainCpuPerRequest.getOrDefault("nginx", Double.NaN)));
         md.append(check("RSS at " + top + " streams (the JVM flags the image ships)", "≤ 256 MB", peak2000,
                 peak2000 <= 256, "MB"));
         md.append(errPerLevel);

@@ -2,13 +2,12 @@ package dev.llmsidecar.proxy;
 
 import dev.llmsidecar.observe.Peer;
 import dev.llmsidecar.observe.TrafficObserver;
-import io.vertx.core.Handler;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jboss.logging.Logger;
 
 /**
  * Connection failures outside an exchange's own handling (a peer resetting a keep-alive connection, a broken pipe):
- * counted per peer, never logged as ERROR (without a handler Vert.x logs every one, "recvAddress(..) failed:
+ * counted per peer, never logged as ERROR (unhandled, Netty logs every one, "recvAddress(..) failed:
  * Connection reset by peer", which an SRE would page on). The first is logged at WARN with its cause, then at most
  * one WARN summary a minute while they keep coming.
  */
@@ -18,8 +17,6 @@ final class ConnectionErrors {
     private static final long SUMMARY_NANOS = 60_000_000_000L;
 
     private final TrafficObserver traffic;
-    private final Handler<Throwable> client = t -> record(Peer.CLIENT, t);
-    private final Handler<Throwable> upstream = t -> record(Peer.UPSTREAM, t);
     private final AtomicLong sinceSummary = new AtomicLong();
     private final AtomicLong lastSummaryNanos = new AtomicLong(System.nanoTime() - SUMMARY_NANOS);
 
@@ -27,15 +24,8 @@ final class ConnectionErrors {
         this.traffic = traffic;
     }
 
-    Handler<Throwable> client() {
-        return client;
-    }
-
-    Handler<Throwable> upstream() {
-        return upstream;
-    }
-
-    private void record(Peer peer, Throwable t) {
+    /** A connection of {@code peer} failed with {@code t}, outside an exchange's own handling. */
+    void record(Peer peer, Throwable t) {
         traffic.connectionError(peer);
         long pending = sinceSummary.incrementAndGet();
         long now = System.nanoTime();

@@ -1,44 +1,44 @@
 package dev.llmsidecar.proxy;
 
-import io.vertx.core.MultiMap;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
-import java.util.Set;
 
-/** Copies headers across the proxy as RFC 9110 section 7.6.1 asks: hop-by-hop headers stay behind. */
+/**
+ * Headers across the proxy as RFC 9110 section 7.6.1 asks: hop-by-hop headers, and those the Connection header
+ * names, stay behind. Edited in place on the message that is forwarded, so a request or response head is never
+ * copied into a second map.
+ */
 final class ForwardedHeaders {
 
-    private static final Set<String> HOP_BY_HOP = Set.of("connection", "keep-alive", "proxy-authenticate",
-            "proxy-authorization", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade");
+    private static final List<String> HOP_BY_HOP = List.of("connection", "keep-alive", "proxy-authenticate",
+            "proxy-authorization", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
+            // HTTP/2 to HTTP/1 conversion adds these (stream id, scheme): they describe the client's hop only
+            "x-http2-stream-id", "x-http2-scheme", "x-http2-stream-dependency-id", "x-http2-stream-weight",
+            "x-http2-path", "x-http2-stream-promise-id");
 
     private ForwardedHeaders() {
     }
 
-    /**
-     * Copies {@code from} into {@code to} without hop-by-hop headers, headers named in Connection, and the
-     * extra names given (lower case).
-     */
-    static void copy(MultiMap from, MultiMap to, Set<String> alsoSkip) {
-        Set<String> named = connectionTokens(from.get("connection"));
-        for (var e : from) {
-            String name = e.getKey().toLowerCase(Locale.ROOT);
-            if (HOP_BY_HOP.contains(name) || alsoSkip.contains(name) || named.contains(name)) {
-                continue;
+    /** Removes the hop-by-hop headers of {@code headers} and those its Connection header names. */
+    static void removeHopByHop(HttpHeaders headers) {
+        String connection = headers.get(HttpHeaderNames.CONNECTION);
+        if (connection != null) {
+            List<String> named = new ArrayList<>(2);
+            for (String token : connection.split(",")) {
+                String t = token.trim().toLowerCase(Locale.ROOT);
+                if (!t.isEmpty()) {
+                    named.add(t);
+                }
             }
-            to.add(e.getKey(), e.getValue());
-        }
-    }
-
-    private static Set<String> connectionTokens(String connection) {
-        if (connection == null || connection.isEmpty()) {
-            return Set.of();
-        }
-        java.util.HashSet<String> tokens = new java.util.HashSet<>();
-        for (String t : connection.split(",")) {
-            String s = t.trim().toLowerCase(Locale.ROOT);
-            if (!s.isEmpty()) {
-                tokens.add(s);
+            for (String name : named) {
+                headers.remove(name);
             }
         }
-        return tokens;
+        for (String name : HOP_BY_HOP) {
+            headers.remove(name);
+        }
     }
 }

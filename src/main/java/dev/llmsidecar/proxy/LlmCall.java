@@ -12,11 +12,13 @@ import dev.llmsidecar.wire.UpstreamResponse;
 import dev.llmsidecar.wire.UsageHandling;
 import dev.llmsidecar.wire.UsageReport;
 import dev.llmsidecar.wire.openai.IncludeUsagePolicy;
-import io.vertx.core.MultiMap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpVersion;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.http.HttpHeaders;
-import io.vertx.core.http.HttpServerRequest;
-import io.vertx.core.http.HttpVersion;
 import java.util.Locale;
 
 /**
@@ -27,11 +29,10 @@ import java.util.Locale;
  */
 final class LlmCall {
 
-    private static final Buffer EMPTY = Buffer.buffer(0);
     /** A model name in a log line is cut to this (it comes from a client). */
     private static final int MAX_LOGGED_MODEL_CHARS = 64;
 
-    private final ProxyHandler proxy;
+    private final ProxyServer proxy;
     private final TrafficObserver traffic;
     private final ExchangeObserver observer;
     private final LlmOperation operation;
@@ -44,22 +45,24 @@ final class LlmCall {
     private boolean compressed;
     private boolean lengthFramed;
     private boolean streamingResponse;
+    private boolean finished;
 
-    LlmCall(ProxyHandler proxy, LlmOperation operation, HttpServerRequest request, ExchangeObserver observer) {
+    LlmCall(ProxyServer proxy, LlmOperation operation, HttpHeaders requestHeaders, HttpVersion version,
+            ExchangeObserver observer) {
         this.proxy = proxy;
         this.traffic = proxy.traffic;
         this.observer = observer;
         this.operation = operation;
-        this.acceptsCompression = acceptsCompression(request.getHeader(HttpHeaders.ACCEPT_ENCODING));
-        this.http10 = request.version() == HttpVersion.HTTP_1_0;
+        this.acceptsCompression = acceptsCompression(requestHeaders.get(HttpHeaderNames.ACCEPT_ENCODING));
+        this.http10 = version == HttpVersion.HTTP_1_0;
     }
 
     /**
      * Learns model and streaming from the whole request body, decides whether to turn include_usage on, and returns
      * the bytes to send upstream (the client's own unless it was turned on).
      */
-    Buffer inspect(Buffer body) {
-        InspectedRequest inspected = operation.format().inspect(body);
+    ByteBuf inspect(ByteBuf body) {
+        InspectedRequest inspected = operation.format().inspect(Buffer.buffer(body));
         if (!inspected.decodable()) {
             traffic.bodyNotInspected("not_json");
         }
@@ -75,7 +78,7 @@ final class LlmCall {
             return body;
         }
         traffic.usageInjected();
-        return inspected.bodyWithUsage();
+        return Unpooled.wrappedBuffer(inspected.bodyWithUsage().getBytes());
     }
 
     /** The body was too large to inspect: it is forwarded untouched, as model {@code unknown}. */
@@ -98,10 +101,10 @@ final class LlmCall {
      * turned include_usage on, {@code Accept-Encoding: identity}, because it can remove the usage only from bytes
      * that are not compressed ({@link #injectionMetCompression}).
      */
-    void prepareUpstreamHeaders(MultiMap headers) {
-        observer.propagate(new VertxHeaders.Upstream(headers));
+    void prepareUpstreamHeaders(HttpHeaders headers) {
+        observer.propagate(new NettyHeaders.Upstream(headers));
         if (usage == UsageHandling.REMOVE) {
-            headers.set(HttpHeaders.ACCEPT_ENCODING, HttpHeaders.IDENTITY);
+            headers.set(HttpHeaderNames.ACCEPT_ENCODING, HttpHeaderValues.IDENTITY);
         }
     }
 
@@ -111,9 +114,9 @@ final class LlmCall {
      * (docs/reliability.md), and this call decodes that one as an unedited stream. The engine is not asked again
      * for this model.
      */
-    boolean injectionMetCompression(int status, MultiMap headers) {
+    boolean injectionMetCompression(int status, HttpHeaders headers) {
         if (usage != UsageHandling.REMOVE || status / 100 != 2
-                || InflatingDecoder.identity(headers.get(HttpHeaders.CONTENT_ENCODING))) {
+                || InflatingDecoder.identity(headers.get(HttpHeaderNames.CONTENT_ENCODING))) {
             return false;
         }
         usage = UsageHandling.OBSERVE;
@@ -130,15 +133,15 @@ final class LlmCall {
      * The response head arrived. Returns true when the response must be re-framed as chunked: a Content-Length
      * stream from which the injected usage is removed.
      */
-    boolean onResponseHead(int status, MultiMap headers, boolean hasLength, long now) {
-        String contentType = headers.get(HttpHeaders.CONTENT_TYPE);
+    boolean onResponseHead(int status, HttpHeaders headers, boolean hasLength, long now) {
+        String contentType = headers.get(HttpHeaderNames.CONTENT_TYPE);
         boolean streaming = operation.format().streamingResponse(contentType);
         streamingResponse = streaming;
         TokenEventSink sink = observer.responseStarted(status, streaming, now);
         if (status >= 300) {
             return false;
         }
-        String encoding = headers.get(HttpHeaders.CONTENT_ENCODING);
+        String encoding = headers.get(HttpHeaderNames.CONTENT_ENCODING);
         compressed = !InflatingDecoder.identity(encoding);
         lengthFramed = hasLength;
         boolean inflate = compressed && InflatingDecoder.inflates(encoding);
@@ -148,7 +151,7 @@ final class LlmCall {
         }
         // a compressed body passes as it is (an injected one never gets here: injectionMetCompression), an inflated
         // copy is measured
-        UpstreamResponse response = new UpstreamResponse(contentType, headers, hasLength, usage,
+        UpstreamResponse response = new UpstreamResponse(contentType, headers::get, hasLength, usage,
                 proxy.config.llm().maxHeldEventBytes(), proxy.config.llm().maxInspectedBodyBytes());
         decoder = operation.format().decoder(sink, response);
         if (inflate) {
@@ -161,26 +164,59 @@ final class LlmCall {
         return reframe;
     }
 
-    /** Decodes one upstream read; returns the bytes to forward. */
-    Buffer onChunk(Buffer chunk, long nanos) {
-        return decoder == null ? chunk : decoder.onChunk(chunk, nanos);
+    /**
+     * Decodes one piece of an upstream read; returns what to forward: {@code content} itself (the common case, no
+     * copy), or other bytes, in which case {@code content} is released here. The bytes a read delivers are lent for
+     * the call: a decoder that keeps them (removing injected usage) is handed a copy.
+     */
+    ByteBuf onChunk(ByteBuf content, long nanos) {
+        if (decoder == null) {
+            return content;
+        }
+        if (decoder.keepsChunks()) {
+            Buffer copy = Buffer.buffer(content.readableBytes()).appendBytes(bytes(content));
+            content.release();
+            return toByteBuf(decoder.onChunk(copy, nanos));
+        }
+        // a Vert.x view of the same memory (absolute indices: a slice starts at 0)
+        Buffer lent = Buffer.buffer(content.readerIndex() == 0 ? content : content.slice());
+        Buffer out = decoder.onChunk(lent, nanos);
+        if (out == lent) {
+            return content;
+        }
+        content.release();
+        return toByteBuf(out);
     }
 
     /** The upstream body ended: returns any bytes the decoder still held. */
-    Buffer onEnd(long nanos) {
-        return decoder == null ? EMPTY : decoder.onEnd(nanos);
+    ByteBuf onEnd(long nanos) {
+        return decoder == null ? Unpooled.EMPTY_BUFFER : toByteBuf(decoder.onEnd(nanos));
     }
 
     /** The upstream broke off: returns what the decoder held back, which reaches the client as it would directly. */
-    Buffer releaseHeld() {
-        return decoder == null ? EMPTY : decoder.releaseHeld();
+    ByteBuf releaseHeld() {
+        return decoder == null ? Unpooled.EMPTY_BUFFER : toByteBuf(decoder.releaseHeld());
+    }
+
+    private static byte[] bytes(ByteBuf b) {
+        byte[] bytes = new byte[b.readableBytes()];
+        b.getBytes(b.readerIndex(), bytes);
+        return bytes;
+    }
+
+    private static ByteBuf toByteBuf(Buffer b) {
+        return b.length() == 0 ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(b.getBytes());
     }
 
     /**
-     * The exchange ended: what the stream showed about usage is counted and learned (the observer was told of the
-     * end by the exchange).
+     * The exchange ended: what the stream showed about usage is counted and learned, once (the observer is told of
+     * the end by the exchange).
      */
     void finish(Outcome outcome) {
+        if (finished) {
+            return;
+        }
+        finished = true;
         if (decoder == null || usage == UsageHandling.PASS) {
             return;
         }

@@ -20,7 +20,7 @@ import org.eclipse.microprofile.health.Readiness;
 public class ProxyReadiness implements HealthCheck {
 
     @Inject
-    ProxyRoute route;
+    ProxyLifecycle route;
 
     @Inject
     EngineScrapeLifecycle engine;

@@ -1,12 +1,18 @@
 package dev.llmsidecar.proxy;
 
-import io.netty.channel.ConnectTimeoutException;
-import io.vertx.core.http.HttpHeaders;
-import io.vertx.core.http.HttpServerResponse;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.timeout.TimeoutException;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
 import java.net.UnknownHostException;
-import java.util.concurrent.TimeoutException;
+import java.nio.charset.StandardCharsets;
 
 /**
  * Every answer the sidecar gives in place of the engine, in one place: the status, the {@code x-llm-sidecar-error}
@@ -14,7 +20,6 @@ import java.util.concurrent.TimeoutException;
  * and their SDKs read it like an engine's error and an SRE can tell it apart from one.
  */
 enum SidecarError {
-
     /** No response (or no bytes) from upstream within the idle timeout, or the connect timed out. */
     UPSTREAM_TIMEOUT(504, "upstream_timeout", "upstream timed out", "upstream_error"),
     /** Refused, no route, unknown host. */
@@ -24,7 +29,13 @@ enum SidecarError {
     /** Graceful shutdown: the client or balancer retries elsewhere. */
     SHUTTING_DOWN(503, "shutting_down", "shutting down", "unavailable"),
     /** The request body is larger than sidecar.proxy.max-request-body-bytes. */
-    BODY_TOO_LARGE(413, "request_body_too_large", "request body too large", "invalid_request_error");
+    BODY_TOO_LARGE(413, "request_body_too_large", "request body too large", "invalid_request_error"),
+    /** The request line is longer than the server reads. */
+    URI_TOO_LONG(414, "request_line_too_long", "request line too long", "invalid_request_error"),
+    /** The request head is larger than the server reads. */
+    HEADERS_TOO_LARGE(431, "request_headers_too_large", "request header fields too large", "invalid_request_error"),
+    /** The request could not be read as HTTP. */
+    BAD_REQUEST(400, "bad_request", "malformed request", "invalid_request_error");
 
     final int status;
     final String header;
@@ -40,7 +51,8 @@ enum SidecarError {
 
     /** The answer for an upstream request that failed before its response started. */
     static SidecarError beforeResponse(Throwable cause) {
-        if (cause instanceof TimeoutException || cause instanceof ConnectTimeoutException) {
+        if (cause instanceof java.util.concurrent.TimeoutException || cause instanceof TimeoutException
+                || cause instanceof io.netty.channel.ConnectTimeoutException) {
             return UPSTREAM_TIMEOUT;
         }
         if (cause instanceof ConnectException || cause instanceof UnknownHostException
@@ -50,13 +62,23 @@ enum SidecarError {
         return UPSTREAM_CLOSED;
     }
 
-    /** Sends this error as the whole response; {@code detail} (may be null) is appended to the message. */
-    void send(HttpServerResponse response, String detail) {
-        response.setStatusCode(status)
-                .putHeader(HttpHeaders.CONTENT_TYPE, "application/json")
-                .putHeader("x-llm-sidecar-error", header);
+    /**
+     * This error as a whole response; {@code detail} (may be null) is appended to the message.
+     *
+     * @param close the connection closes after it (HTTP/1.x)
+     */
+    FullHttpResponse response(HttpVersion version, String detail, boolean close) {
         String text = detail == null ? message : message + ": " + detail;
-        response.end("{\"error\":{\"message\":\"llm-sidecar: " + text + "\",\"type\":\"" + type + "\",\"code\":"
-                + status + "}}");
+        ByteBuf body = Unpooled.copiedBuffer("{\"error\":{\"message\":\"llm-sidecar: " + text + "\",\"type\":\""
+                + type + "\",\"code\":" + status + "}}", StandardCharsets.UTF_8);
+        FullHttpResponse response = new DefaultFullHttpResponse(version, HttpResponseStatus.valueOf(status), body);
+        response.headers()
+                .set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON)
+                .set("x-llm-sidecar-error", header)
+                .setInt(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
+        if (close) {
+            response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+        }
+        return response;
     }
 }

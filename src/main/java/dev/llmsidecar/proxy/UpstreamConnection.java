@@ -1,74 +1,53 @@
 package dev.llmsidecar.proxy;
 
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.ChannelPipeline;
-import io.vertx.core.http.HttpConnection;
-import io.vertx.core.net.impl.ConnectionBase;
-import java.util.NoSuchElementException;
+import io.netty.handler.codec.http.HttpObject;
+import io.netty.util.ReferenceCountUtil;
 
 /**
- * What the sidecar keeps about one pooled upstream connection, in a handler of its Netty pipeline that lives as long
- * as the connection: where one socket read begins and ends, how many exchanges it has carried, since when it has
- * been idle, and whether anything has been read since the current exchange started.
- *
- * <p>Reuse: an idle connection is retired when taken if it has been idle for the keep-alive timeout or longer (not
- * only by Vert.x's periodic sweep, which can hand out a connection just past its time), and a request whose reused
- * connection closes before a single response byte arrives may be sent again ({@link Exchange}).
- *
- * <p>Reads: Netty decodes every HTTP chunk of a read before it signals the read complete; under load (or with a fast engine) one read carries several SSE
- * events, each its own HTTP chunk. Vert.x flushes every response write on its own, so without this the sidecar
- * would make one client write (one {@code writev}) per event where nginx makes one per read. The exchange holds
- * what it forwards during a read and writes it once when the read completes.
- *
- * <p>It sits in the upstream connection's pipeline just before Vert.x's handler; the exchange currently using the
- * connection registers itself. All calls happen on the connection's event loop.
+ * One HTTP/1.1 connection to the engine, and the last handler of its pipeline: it hands what the connection reads to
+ * the exchange currently using it and keeps what the pool and the retry rule need to know (how many exchanges it has
+ * carried, since when it is idle, whether anything was read since the current exchange started). All calls happen
+ * on the connection's event loop, which is also the event loop of the client connections it serves.
  */
 final class UpstreamConnection extends ChannelInboundHandlerAdapter {
 
-    static final String NAME = "llm-sidecar-upstream-connection";
-
-    /** Told when a read from the upstream connection has been decoded and delivered in full. */
+    /** What the exchange using the connection is told. */
     interface Listener {
-        void onReadComplete();
+        /** A decoded piece of the response (head, content, last content); the listener owns it. */
+        void onUpstream(HttpObject message);
+
+        /** Every piece of one socket read has been delivered. */
+        void onUpstreamReadComplete();
+
+        /** The connection can take more of the request body again. */
+        void onUpstreamWritable();
+
+        /** The connection closed or failed. */
+        void onUpstreamClosed(Throwable cause);
     }
 
-    private boolean inRead;
+    final Channel channel;
+    private final UpstreamPool pool;
+    /** False for a connection opened for one request only (a request sent again; keep-alive off). */
+    final boolean reusable;
     private Listener listener;
     private long exchanges;
     private long idleSinceNanos;
     private long readsSinceStart;
+    private boolean closed;
+    private boolean counted = true;
 
-    /**
-     * The state of a Vert.x HTTP/1 client connection, installed on first use; {@code null} (every chunk then
-     * written on its own) for a connection that is not a Netty pipeline Vert.x exposes, that lives on another
-     * event loop than the caller's, or whose pipeline is already torn down.
-     */
-    static UpstreamConnection of(HttpConnection connection) {
-        if (!(connection instanceof ConnectionBase base) || !base.channel().eventLoop().inEventLoop()) {
-            return null;
-        }
-        ChannelPipeline pipeline = base.channel().pipeline();
-        if (pipeline.get(NAME) instanceof UpstreamConnection installed) {
-            return installed;
-        }
-        UpstreamConnection boundary = new UpstreamConnection();
-        try {
-            pipeline.addBefore(base.channelHandlerContext().name(), NAME, boundary);
-        } catch (NoSuchElementException | IllegalArgumentException e) {
-            return null; // the connection closed meanwhile
-        }
-        return boundary;
+    UpstreamConnection(Channel channel, UpstreamPool pool, boolean reusable) {
+        this.channel = channel;
+        this.pool = pool;
+        this.reusable = reusable;
+        this.idleSinceNanos = System.nanoTime();
     }
 
-    /**
-     * True when the connection has carried an exchange, has none now, and has been idle for at least {@code nanos}.
-     */
-    boolean idleFor(long now, long nanos) {
-        return exchanges > 0 && listener == null && now - idleSinceNanos >= nanos;
-    }
-
-    /** An exchange starts on this connection: its request is about to be written, its reads go to {@code l}. */
+    /** An exchange starts on this connection: its request is about to be written, what is read goes to {@code l}. */
     void startExchange(Listener l) {
         exchanges++;
         readsSinceStart = 0;
@@ -85,39 +64,106 @@ final class UpstreamConnection extends ChannelInboundHandlerAdapter {
         return readsSinceStart == 0;
     }
 
-    /** True while the chunks of one read are being delivered. */
-    boolean inRead() {
-        return inRead;
+    /** True when it has no exchange now and has been idle (or, never used, open) for at least {@code nanos}. */
+    boolean idleFor(long now, long nanos) {
+        return listener == null && now - idleSinceNanos >= nanos;
     }
 
     /**
-     * The exchange of {@code l} has finished (if it is still the current one): the connection, if it stays open,
-     * goes back to the pool, idle from {@code now}.
+     * The exchange of {@code l} is done with the connection. {@code keepAlive}: the response ended cleanly and the
+     * connection may carry another request, so it goes back to the pool (idle from {@code now}); else it is closed.
      */
-    void endExchange(Listener l, long now) {
-        if (listener == l) {
-            listener = null;
-            idleSinceNanos = now;
+    void endExchange(Listener l, boolean keepAlive, long now) {
+        if (listener != l) {
+            return;
         }
+        listener = null;
+        idleSinceNanos = now;
+        if (keepAlive && reusable && channel.isActive() && !closed) {
+            pool.release(this);
+        } else {
+            close();
+        }
+    }
+
+    /** Handed over for an exchange that ended meanwhile: back to the pool as it was. */
+    void endExchangeUnused() {
+        if (reusable && !closed()) {
+            pool.release(this);
+        } else {
+            close();
+        }
+    }
+
+    void close() {
+        if (!closed) {
+            closed = true;
+            channel.close();
+        }
+    }
+
+    /** True the first time: the pool counts each connection out once, whether it failed to connect or closed. */
+    boolean uncount() {
+        boolean was = counted;
+        counted = false;
+        return was;
+    }
+
+    boolean closed() {
+        return closed || !channel.isActive();
     }
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        inRead = true;
         readsSinceStart++;
-        ctx.fireChannelRead(msg);
+        Listener l = listener;
+        if (l == null || !(msg instanceof HttpObject http)) {
+            // nothing expects it (an idle connection that talks): such a connection cannot be trusted again
+            ReferenceCountUtil.release(msg);
+            close();
+            return;
+        }
+        l.onUpstream(http);
     }
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
-        inRead = false;
-        Listener current = listener;
-        try {
-            if (current != null) {
-                current.onReadComplete();
-            }
-        } finally {
-            ctx.fireChannelReadComplete();
+        Listener l = listener;
+        if (l != null) {
+            l.onUpstreamReadComplete();
+        }
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        Listener l = listener;
+        if (l != null && ctx.channel().isWritable()) {
+            l.onUpstreamWritable();
+        }
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        closed = true;
+        pool.closed(this);
+        Listener l = listener;
+        listener = null;
+        if (l != null) {
+            l.onUpstreamClosed(null);
+        }
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        Listener l = listener;
+        if (l == null) {
+            pool.connectionError();
+        }
+        listener = null;
+        closed = true;
+        ctx.close();
+        if (l != null) {
+            l.onUpstreamClosed(cause);
         }
     }
 }

@@ -323,8 +323,9 @@ public final class SimulatedEngine {
             tokensSent += n;
             chunksSent++;
             boolean last = tokensSent >= outputTokens;
-            write(frame);
+            // stamped before the write: a reader on another thread can have the bytes before write() returns
             long now = System.nanoTime();
+            write(frame);
             if (firstSent < 0) {
                 firstSent = now;
             }

@@ -25,9 +25,11 @@ import java.util.regex.Pattern;
  */
 final class SimSidecar implements AutoCloseable {
 
-    static final Pattern LISTENING = Pattern.compile(
-            "Listening on: http://127\\.0\\.0\\.1:(\\d+)\\. "
-                    + "Management interface listening on http://127\\.0\\.0\\.1:(\\d+)");
+    /** What the sidecar prints once its proxy port is bound. */
+    static final Pattern PROXY_LISTENING = Pattern.compile("llm-sidecar proxy listening on http://127\\.0\\.0\\.1:(\\d+)");
+    /** What Quarkus prints once the management port is bound (after the proxy's). */
+    static final Pattern MANAGEMENT_LISTENING = Pattern.compile(
+            "Management interface listening on http://127\\.0\\.0\\.1:(\\d+)");
 
     final EngineBehaviour behaviour;
     final int enginePort;
@@ -116,30 +118,24 @@ final class SimSidecar implements AutoCloseable {
         }, "sweep-sim-sidecar-output");
         reader.setDaemon(true);
         reader.start();
-        Matcher m = null;
+        int[] ports = null;
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (m == null && System.nanoTime() < deadline) {
-            for (String line : lines) {
-                Matcher candidate = LISTENING.matcher(line);
-                if (candidate.find()) {
-                    m = candidate;
-                    break;
-                }
-            }
-            if (m == null) {
+        while (ports == null && System.nanoTime() < deadline) {
+            ports = ports(lines);
+            if (ports == null) {
                 if (!sidecar.isAlive()) {
                     break;
                 }
                 Thread.sleep(50);
             }
         }
-        if (m == null) {
+        if (ports == null) {
             String output = String.join("\n", lines);
             close();
             throw new IllegalStateException("the sidecar did not start (" + jar + "):\n" + output);
         }
-        proxyPort = Integer.parseInt(m.group(1));
-        managementPort = Integer.parseInt(m.group(2));
+        proxyPort = ports[0];
+        managementPort = ports[1];
         if (log != null) {
             log.printf(Locale.ROOT, "sweep: --sim: simulated engine on 127.0.0.1:%d (%d slots, TTFT %d ms, %d ms per "
                     + "token, jitter %s), sidecar pid %d on 127.0.0.1:%d, management :%d%n", enginePort,
@@ -167,5 +163,22 @@ final class SimSidecar implements AutoCloseable {
         } finally {
             engine.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
         }
+    }
+
+    /** The proxy and management ports from the sidecar's output, once both are bound; else null. */
+    static int[] ports(List<String> output) {
+        int proxy = -1;
+        int management = -1;
+        for (String line : output) {
+            Matcher p = PROXY_LISTENING.matcher(line);
+            if (p.find()) {
+                proxy = Integer.parseInt(p.group(1));
+            }
+            Matcher m = MANAGEMENT_LISTENING.matcher(line);
+            if (m.find()) {
+                management = Integer.parseInt(m.group(1));
+            }
+        }
+        return proxy > 0 && management > 0 ? new int[] {proxy, management} : null;
     }
 }

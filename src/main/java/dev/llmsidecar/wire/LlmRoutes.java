@@ -8,7 +8,6 @@ import dev.llmsidecar.wire.openai.OpenAiEmbeddingsFormat;
 import dev.llmsidecar.wire.openai.OpenAiFormat;
 import dev.llmsidecar.wire.openai.OpenAiResponsesFormat;
 import dev.llmsidecar.wire.tgi.TgiFormat;
-import io.vertx.core.http.HttpMethod;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -43,9 +42,13 @@ public final class LlmRoutes {
                 .stream().collect(Collectors.toUnmodifiableMap(LlmOperation::path, Function.identity()));
     }
 
-    /** Returns the operation for an LLM call, or null for traffic that is only proxied and counted. */
-    public LlmOperation match(HttpMethod method, String path) {
-        if (method != HttpMethod.POST || path == null) {
+    /**
+     * Returns the operation for an LLM call, or null for traffic that is only proxied and counted.
+     *
+     * @param method the request method, as sent (methods are case-sensitive)
+     */
+    public LlmOperation match(String method, String path) {
+        if (!"POST".equals(method) || path == null) {
             return null;
         }
         String p = path.length() > 1 && path.endsWith("/") ? path.substring(0, path.length() - 1) : path;

@@ -23,6 +23,14 @@ public interface StreamDecoder {
         return Buffer.buffer(0);
     }
 
+    /**
+     * True when the decoder holds on to the buffers it is given beyond the call (to forward them later with a part
+     * removed): the proxy then hands it a copy, as the bytes it reads are lent for the call only.
+     */
+    default boolean keepsChunks() {
+        return false;
+    }
+
     /** What the decoder saw and did about usage; {@link UsageReport#NONE} for formats without usage handling. */
     default UsageReport usageReport() {
         return UsageReport.NONE;

@@ -1,18 +1,18 @@
 package dev.llmsidecar.wire;
 
-import io.vertx.core.MultiMap;
+import java.util.function.UnaryOperator;
 
 /**
  * What a format needs to know about a response to pick and build its decoder.
  *
  * @param contentType the upstream Content-Type, or null
- * @param headers the upstream response headers (TGI reports its timings there)
+ * @param headers a header of the upstream response by name, or null (TGI reports its timings there)
  * @param hasLength the response has a Content-Length
  * @param usage what the decoder does about usage in the stream
  * @param maxHeldEventBytes largest SSE event held while stripping
  * @param maxBodyBytes largest non-streaming body copied aside for decoding
  */
-public record UpstreamResponse(String contentType, MultiMap headers, boolean hasLength, UsageHandling usage,
+public record UpstreamResponse(String contentType, UnaryOperator<String> headers, boolean hasLength, UsageHandling usage,
         int maxHeldEventBytes, int maxBodyBytes) {
 
     public boolean eventStream() {
@@ -31,7 +31,7 @@ public record UpstreamResponse(String contentType, MultiMap headers, boolean has
 
     /** A header value as a long, or -1. */
     public long longHeader(String name) {
-        String v = headers == null ? null : headers.get(name);
+        String v = headers == null ? null : headers.apply(name);
         if (v == null) {
             return -1;
         }

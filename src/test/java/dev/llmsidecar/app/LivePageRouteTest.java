@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
+import jakarta.inject.Inject;
 import io.quarkus.test.junit.QuarkusTest;
 import java.net.URI;
 import java.net.URL;
@@ -25,8 +26,16 @@ import org.junit.jupiter.api.Test;
 @QuarkusTestResource(SimulatedEngineResource.class)
 class LivePageRouteTest {
 
-    @TestHTTPResource("/")
+    /** The proxy port is served by the sidecar's own data path; its bound port comes from there. */
+    @Inject
+    dev.llmsidecar.proxy.ProxyLifecycle proxyLifecycle;
+
     URL proxy;
+
+    @org.junit.jupiter.api.BeforeEach
+    void proxyUrl() throws Exception {
+        proxy = java.net.URI.create("http://127.0.0.1:" + proxyLifecycle.port() + "/").toURL();
+    }
 
     @TestHTTPResource(value = "/llm/ui", management = true)
     URL page;

@@ -82,8 +82,16 @@ class LivePageBrowserTest {
     @Inject
     Vertx vertx;
 
-    @TestHTTPResource("/")
+    /** The proxy port is served by the sidecar's own data path; its bound port comes from there. */
+    @Inject
+    dev.llmsidecar.proxy.ProxyLifecycle proxyLifecycle;
+
     URL proxy;
+
+    @org.junit.jupiter.api.BeforeEach
+    void proxyUrl() throws Exception {
+        proxy = java.net.URI.create("http://127.0.0.1:" + proxyLifecycle.port() + "/").toURL();
+    }
 
     @TestHTTPResource(value = "/llm/ui", management = true)
     URL page;

@@ -137,7 +137,8 @@ class TimingAccuracyTest {
             assertThat(itlCount).isEqualTo((TOKENS - 1.0) * streams);
             // the ITL distribution matches the gaps the engine really produced. Boundaries at half and double the
             // schedule: a wrong definition (role chunk, per-chunk weighting, missed chunks) moves whole shares of
-            // samples across them, while jitter of client, sidecar and engine sharing 2 cores moves only a few
+            // samples across them (1 in 9 at least), while jitter of client, sidecar and engine sharing 2 cores moves
+            // only a few (up to 3.3 % seen with a load average of 10 on 2 cores): 5 % tells the two apart
             long[] engineGaps = f.engine.served().stream().flatMapToLong(x -> {
                 long[] t = x.tokenChunkSentNanos();
                 return IntStream.range(1, t.length).mapToLong(i -> t[i] - t[i - 1]);
@@ -146,7 +147,7 @@ class TimingAccuracyTest {
             for (String le : new String[] {"0.01", "0.04"}) {
                 long engineCount = Arrays.stream(engineGaps).filter(g -> g <= Double.parseDouble(le) * 1e9).count();
                 double sidecarCount = s.sum("llm_sidecar_inter_token_latency_seconds_bucket", join(e, "le", le));
-                assertThat(Math.abs(sidecarCount - engineCount) / itlCount).as("le=%s", le).isLessThanOrEqualTo(0.03);
+                assertThat(Math.abs(sidecarCount - engineCount) / itlCount).as("le=%s", le).isLessThanOrEqualTo(0.05);
             }
             assertThat(s.sum("llm_sidecar_requests_in_flight")).isZero();
             assertThat(s.sum("llm_sidecar_requests_total")).isEqualTo(3.0 * concurrent + streams);

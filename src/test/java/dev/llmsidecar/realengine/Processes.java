@@ -130,11 +130,10 @@ final class Processes {
             all.putAll(env);
             List<String> command = new ArrayList<>(List.of(javaBinary(), "-jar", jar.toString()));
             running = new Running(command, all, "sidecar");
-            Matcher m = running.await(Pattern.compile(
-                    "Listening on: http://127\\.0\\.0\\.1:(\\d+)\\. Management interface listening on http://127\\.0\\.0\\.1:(\\d+)"),
-                    Duration.ofSeconds(60));
-            proxyPort = Integer.parseInt(m.group(1));
-            managementPort = Integer.parseInt(m.group(2));
+            proxyPort = Integer.parseInt(running.await(Pattern.compile(
+                    "llm-sidecar proxy listening on http://127\\.0\\.0\\.1:(\\d+)"), Duration.ofSeconds(60)).group(1));
+            managementPort = Integer.parseInt(running.await(Pattern.compile(
+                    "Management interface listening on http://127\\.0\\.0\\.1:(\\d+)"), Duration.ofSeconds(60)).group(1));
         }
 
         long pid() {

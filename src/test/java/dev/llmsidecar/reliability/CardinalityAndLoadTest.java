@@ -38,7 +38,7 @@ class CardinalityAndLoadTest {
                 "sidecar.slo.objectives.fast.ttft", "PT1S", "sidecar.slo.objectives.fast.target", "0.9");
         try (ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(), config)) {
             RequestReporter reporter = f.telemetry.reporter();
-            LlmOperation chat = new LlmRoutes(new JsonFactory()).match(HttpMethod.POST, "/v1/chat/completions");
+            LlmOperation chat = new LlmRoutes(new JsonFactory()).match("POST", "/v1/chat/completions");
             int seriesAt10k = -1;
             for (int i = 0; i < 100_000; i++) {
                 String modelName = "model-" + i;
@@ -74,7 +74,7 @@ class CardinalityAndLoadTest {
                 "sidecar.tenants.series", every);
         try (ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(), config)) {
             RequestReporter reporter = f.telemetry.reporter();
-            LlmOperation chat = new LlmRoutes(new JsonFactory()).match(HttpMethod.POST, "/v1/chat/completions");
+            LlmOperation chat = new LlmRoutes(new JsonFactory()).match("POST", "/v1/chat/completions");
             int seriesAt10k = -1;
             for (int i = 0; i < 100_000; i++) {
                 String name = "tenant-" + i;

@@ -168,4 +168,74 @@ class HeldStreamMemoryTest {
             }
         }
     }
+
+    static final int PER_STREAM_STREAMS = 400;
+    /** The data path's budget for one open stream: client connection, upstream connection, exchange, decoder. */
+    static final long PER_STREAM_BUDGET_BYTES = 4 * 1024;
+
+    /**
+     * What one open stream costs the sidecar in live heap: {@link #PER_STREAM_STREAMS} streams held through the
+     * sidecar, less the same streams held directly against the same upstream (the clients' and the upstream's own
+     * sockets and threads are in both), per stream. A realistic request: an SDK's dozen headers, a chat body.
+     */
+    @Test
+    void anOpenStreamCostsAtMostFourKilobytesOfLiveHeap() throws Exception {
+        String headers = "user-agent: OpenAI/Python 1.52.0\r\naccept: application/json\r\nauthorization: Bearer sk-"
+                + "x".repeat(48) + "\r\nx-stainless-lang: python\r\nx-stainless-package-version: 1.52.0\r\n"
+                + "x-stainless-os: Linux\r\nx-stainless-arch: x64\r\nx-stainless-runtime: CPython\r\n"
+                + "x-stainless-runtime-version: 3.11.7\r\nx-stainless-retry-count: 0\r\naccept-encoding: gzip, deflate\r\n";
+        long direct = heapHeldByStreams(null, headers, PER_STREAM_STREAMS);
+        long proxied = heapHeldByStreams("/v1/chat/completions", headers, PER_STREAM_STREAMS);
+        long perStream = (proxied - direct) / PER_STREAM_STREAMS;
+        System.out.printf("live heap per open stream: %d bytes (%d streams: %d through the sidecar, %d direct)%n",
+                perStream, PER_STREAM_STREAMS, proxied, direct);
+        assertThat(perStream).as("live heap per open stream, bytes").isLessThanOrEqualTo(PER_STREAM_BUDGET_BYTES);
+    }
+
+    /** Heap held by {@code n} open streams, through the sidecar on {@code path}, or direct to the upstream (null). */
+    static long heapHeldByStreams(String path, String extraHeaders, int n) throws Exception {
+        String body = "{\"model\":\"m\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+        byte[] request = ("POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+                + extraHeaders + "content-length: " + body.length() + "\r\n\r\n" + body)
+                .getBytes(StandardCharsets.ISO_8859_1);
+        try (RawUpstream upstream = holdingUpstream(new CountDownLatch(1), new CountDownLatch(0));
+                ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(), Map.of(), upstream.url())) {
+            // classes loaded, pools and buffers warm, before the baseline
+            assertThat(f.post(f.proxyPort, "/v1/chat/completions", body, Map.of()).status()).isEqualTo(200);
+        }
+        CountDownLatch started = new CountDownLatch(n);
+        CountDownLatch release = new CountDownLatch(1);
+        List<Socket> clients = new ArrayList<>();
+        try (RawUpstream upstream = holdingUpstream(started, release);
+                ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(), Map.of(), upstream.url())) {
+            f.allowOpenRequestsAtClose(); // the streams are cut when the fixture closes, before the clients do
+            int port = path == null ? upstream.server.getLocalPort() : f.proxyPort;
+            long before = usedHeapAfterGc();
+            histo("/tmp/histo-before-" + (path == null ? "direct" : "proxied") + ".txt");
+            for (int i = 0; i < n; i++) {
+                Socket s = new Socket(InetAddress.getLoopbackAddress(), port);
+                s.setSoTimeout(30_000);
+                clients.add(s);
+                s.getOutputStream().write(request);
+            }
+            assertThat(started.await(60, TimeUnit.SECONDS)).isTrue();
+            // every client has its first event: the stream is open end to end
+            for (Socket s : clients) {
+                byte[] head = new byte[16];
+                assertThat(s.getInputStream().read(head)).isPositive();
+            }
+            long after = usedHeapAfterGc() - before;
+            histo("/tmp/histo-after-" + (path == null ? "direct" : "proxied") + ".txt");
+            return after;
+        } finally {
+            release.countDown();
+            for (Socket s : clients) {
+                s.close();
+            }
+        }
+    }
+    static void histo(String file) throws Exception {
+        new ProcessBuilder("jcmd", Long.toString(ProcessHandle.current().pid()), "GC.class_histogram")
+                .redirectOutput(new java.io.File(file)).start().waitFor();
+    }
 }

@@ -85,7 +85,7 @@ class StaleUpstreamConnectionTest {
             out.flush();
         }, true); ProxyFixture f = sidecar(raw, "PT1.2S")) {
             assertThat(f.post(f.proxyPort, "/v1/chat/completions", PLAIN, Map.of()).status()).isEqualTo(200);
-            // idle past the sidecar's 1.2 s, not yet past Vert.x's own sweep (rounded up to 2 s): the sidecar retires it
+            // idle past the sidecar's 1.2 s: the pool retires it (its sweep, or when taken)
             Thread.sleep(1_400);
             for (int i = 0; i < 3; i++) {
                 Received r = f.post(f.proxyPort, "/v1/chat/completions", PLAIN, Map.of());

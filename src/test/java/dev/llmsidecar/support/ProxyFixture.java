@@ -4,7 +4,7 @@ import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.export.SidecarTelemetry;
 import dev.llmsidecar.export.otel.OtelPipeline;
 import dev.llmsidecar.export.otel.TraceExemplars;
-import dev.llmsidecar.proxy.ProxyHandler;
+import dev.llmsidecar.proxy.ProxyServer;
 import dev.llmsidecar.sim.EngineBehaviour;
 import dev.llmsidecar.sim.SimulatedEngine;
 import io.micrometer.prometheus.PrometheusConfig;
@@ -16,8 +16,6 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpMethod;
-import io.vertx.core.http.HttpServer;
-import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
 import java.util.ArrayList;
@@ -31,7 +29,8 @@ import java.util.concurrent.TimeUnit;
  */
 public final class ProxyFixture implements AutoCloseable {
 
-    public final Vertx vertx = Vertx.vertx();
+    /** Netty's epoll transport where it loads, as the application prefers it (quarkus.vertx.prefer-native-transport). */
+    public final Vertx vertx = Vertx.vertx(new io.vertx.core.VertxOptions().setPreferNativeTransport(true));
     public final SimulatedEngine engine;
     public final int enginePort;
     public final int proxyPort;
@@ -40,8 +39,7 @@ public final class ProxyFixture implements AutoCloseable {
             new io.prometheus.client.CollectorRegistry(), io.micrometer.core.instrument.Clock.SYSTEM,
             TraceExemplars.sampler());
     public final SidecarTelemetry telemetry;
-    private final ProxyHandler proxy;
-    private final HttpServer server;
+    private final ProxyServer proxy;
     private final HttpClient client;
     // every client call runs on this one context: a response handler set from another thread could miss data
     private final io.vertx.core.Context clientContext = vertx.getOrCreateContext();
@@ -82,9 +80,10 @@ public final class ProxyFixture implements AutoCloseable {
                 upstreamOverride != null ? upstreamOverride : "http://127.0.0.1:" + enginePort, config);
         telemetry = new SidecarTelemetry(registry, sidecar, System::nanoTime,
                 otelSettings == null ? OtelPipeline.disabled() : OtelPipeline.create(otelSettings, registry));
-        proxy = new ProxyHandler(vertx, sidecar, telemetry.traffic());
-        server = vertx.createHttpServer(new HttpServerOptions().setHost("127.0.0.1").setPort(0).setTcpNoDelay(true));
-        proxyPort = await(server.requestHandler(proxy).listen()).actualPort();
+        // the proxy on the event loops of the fixture's Vert.x, as the application runs it on the application's
+        proxy = new ProxyServer(vertx.nettyEventLoopGroup(), sidecar, telemetry.traffic(),
+                ProxyServer.Settings.DEFAULTS);
+        proxyPort = proxy.start("127.0.0.1", 0);
         client = vertx.createHttpClient(new HttpClientOptions().setDefaultHost("127.0.0.1"),
                 new PoolOptions().setHttp1MaxSize(1000));
     }
@@ -122,8 +121,26 @@ public final class ProxyFixture implements AutoCloseable {
                 .putHeader("content-type", "application/json");
         headers.forEach(options::putHeader);
         io.vertx.core.Promise<Received> result = io.vertx.core.Promise.promise();
-        clientContext.runOnContext(v -> doSend(options, body).onComplete(result));
+        clientContext.runOnContext(v -> doSend(options, body).onComplete(ar -> settle(ar, result)));
         return result.future();
+    }
+
+    /**
+     * Completes {@code result} once every event loop has come round after the response ended: the sidecar records a
+     * request in the event-loop task that wrote its last byte, so a task queued behind it on every loop runs only
+     * once it is recorded. A test that reads the metrics after a response then sees that response's request.
+     */
+    private void settle(io.vertx.core.AsyncResult<Received> done, io.vertx.core.Promise<Received> result) {
+        java.util.List<io.netty.util.concurrent.EventExecutor> loops = new ArrayList<>();
+        vertx.nettyEventLoopGroup().forEach(loops::add);
+        java.util.concurrent.atomic.AtomicInteger left = new java.util.concurrent.atomic.AtomicInteger(loops.size());
+        for (io.netty.util.concurrent.EventExecutor loop : loops) {
+            loop.execute(() -> {
+                if (left.decrementAndGet() == 0) {
+                    result.handle(done);
+                }
+            });
+        }
     }
 
     private Future<Received> doSend(RequestOptions options, Buffer body) {
@@ -149,13 +166,17 @@ public final class ProxyFixture implements AutoCloseable {
     }
 
     /** The proxy under test (graceful-shutdown drain, in-flight count). */
-    public ProxyHandler proxy() {
+    public ProxyServer proxy() {
         return proxy;
     }
 
     public static <T> T await(Future<T> future) {
+        return await(future.toCompletionStage().toCompletableFuture());
+    }
+
+    public static <T> T await(java.util.concurrent.CompletableFuture<T> future) {
         try {
-            return future.toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
+            return future.get(60, TimeUnit.SECONDS);
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }
@@ -200,8 +221,7 @@ public final class ProxyFixture implements AutoCloseable {
         }
         try {
             await(client.close());
-            await(server.close());
-            await(proxy.close());
+            proxy.close();
             await(engine.close());
             telemetry.close();
         } finally {

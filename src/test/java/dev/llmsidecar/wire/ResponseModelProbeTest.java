@@ -64,20 +64,20 @@ class ResponseModelProbeTest {
     void everyFormatThatNamesTheModelReportsIt() {
         LlmRoutes routes = new LlmRoutes(JSON);
         String sse = "text/event-stream";
-        assertThat(WireHarness.decode(routes.match(io.vertx.core.http.HttpMethod.POST, "/v1/chat/completions").format(),
+        assertThat(WireHarness.decode(routes.match("POST", "/v1/chat/completions").format(),
                 WireHarness.response(sse), "data: {\"model\":\"a\",\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n"
                         + "data: {\"model\":\"a\",\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\ndata: [DONE]\n\n")
                 .responseModels).containsExactly("a");
-        assertThat(WireHarness.decode(routes.match(io.vertx.core.http.HttpMethod.POST, "/v1/chat/completions").format(),
+        assertThat(WireHarness.decode(routes.match("POST", "/v1/chat/completions").format(),
                 WireHarness.response("application/json"), "{\"model\":\"b\",\"choices\":[{\"message\":{\"content\":\"x\"}}]}")
                 .responseModels).containsExactly("b");
-        assertThat(WireHarness.decode(routes.match(io.vertx.core.http.HttpMethod.POST, "/v1/messages").format(),
+        assertThat(WireHarness.decode(routes.match("POST", "/v1/messages").format(),
                 WireHarness.response(sse), "event: message_start\ndata: {\"type\":\"message_start\",\"message\":"
                         + "{\"model\":\"c\",\"usage\":{\"input_tokens\":1}}}\n\n").responseModels).containsExactly("c");
-        assertThat(WireHarness.decode(routes.match(io.vertx.core.http.HttpMethod.POST, "/v1/responses").format(),
+        assertThat(WireHarness.decode(routes.match("POST", "/v1/responses").format(),
                 WireHarness.response(sse), "event: response.created\ndata: {\"type\":\"response.created\",\"response\":"
                         + "{\"model\":\"d\",\"status\":\"in_progress\"}}\n\n").responseModels).containsExactly("d");
-        assertThat(WireHarness.decode(routes.match(io.vertx.core.http.HttpMethod.POST, "/api/chat").format(),
+        assertThat(WireHarness.decode(routes.match("POST", "/api/chat").format(),
                 WireHarness.response("application/x-ndjson"), "{\"model\":\"e\",\"message\":{\"content\":\"x\"},"
                         + "\"done\":false}\n").responseModels).containsExactly("e");
     }

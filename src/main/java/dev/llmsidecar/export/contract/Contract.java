@@ -151,7 +151,8 @@ public final class Contract {
     public static final Series UPSTREAM_RETRIES = counter("llm_sidecar.upstream_retries", "{request}",
             "Requests sent again on a new upstream connection, by reason", REASON);
     public static final Series IDLE_CONNECTIONS_RETIRED = counter("llm_sidecar.upstream_idle_connections_retired",
-            "{connection}", "Pooled upstream connections closed when taken, idle for the keep-alive timeout or longer");
+            "{connection}", "Pooled upstream connections closed once idle for the keep-alive timeout (by the pool's sweep, "
+            + "or when taken)");
     public static final Series BODY_TOO_LARGE = counter("llm_sidecar.request_body_too_large", "{request}",
             "Requests refused with 413: body over sidecar.proxy.max-request-body-bytes", WHEN);
     public static final Series CONNECTION_ERRORS = counter("llm_sidecar.connection_errors", "{connection}",

@@ -111,6 +111,11 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
     }
 
     @Override
+    public boolean keepsChunks() {
+        return usage == UsageHandling.REMOVE;
+    }
+
+    @Override
     public UsageReport usageReport() {
         int found = finder == null ? 0 : finder.found();
         return new UsageReport(chunksRemoved, usage == UsageHandling.REMOVE ? Math.max(0, found - chunksRemoved) : 0,

@@ -2,17 +2,19 @@ package dev.llmsidecar.proxy;
 
 import dev.llmsidecar.observe.RequestHead;
 import dev.llmsidecar.observe.UpstreamHeaders;
-import io.vertx.core.MultiMap;
-import io.vertx.core.http.HttpServerRequest;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpRequest;
 
-/** The observer's views of Vert.x requests and headers. */
-final class VertxHeaders {
+/** The observer's views of a Netty request head and of the headers the sidecar sends upstream. */
+final class NettyHeaders {
 
-    private VertxHeaders() {
+    private NettyHeaders() {
     }
 
-    /** A client request's head. */
-    record Head(HttpServerRequest request) implements RequestHead {
+    /**
+     * A client request's head: method, path (the request-target without its query) and headers.
+     */
+    record Head(HttpRequest request) implements RequestHead {
         @Override
         public String method() {
             return request.method().name();
@@ -20,12 +22,14 @@ final class VertxHeaders {
 
         @Override
         public String path() {
-            return request.path();
+            String uri = request.uri();
+            int query = uri.indexOf('?');
+            return query < 0 ? uri : uri.substring(0, query);
         }
 
         @Override
         public String header(String name) {
-            return request.getHeader(name);
+            return request.headers().get(name);
         }
 
         @Override
@@ -35,7 +39,7 @@ final class VertxHeaders {
     }
 
     /** The headers of the request the sidecar sends upstream. */
-    record Upstream(MultiMap headers) implements UpstreamHeaders {
+    record Upstream(HttpHeaders headers) implements UpstreamHeaders {
         @Override
         public void set(String name, String value) {
             headers.set(name, value);

@@ -1,0 +1,112 @@
+package dev.llmsidecar.proxy;
+
+import dev.llmsidecar.config.SidecarConfig;
+import dev.llmsidecar.observe.TrafficObserver;
+import io.quarkus.runtime.LaunchMode;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import io.vertx.core.Vertx;
+import jakarta.annotation.Priority;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.eclipse.microprofile.config.Config;
+import org.jboss.logging.Logger;
+
+/**
+ * Starts the proxy port ({@link ProxyServer}) on Vert.x's event loops when the application starts, with the keys the
+ * proxy port has always had ({@code quarkus.http.host}, {@code quarkus.http.port}, {@code quarkus.http.test-port} in
+ * tests, {@code quarkus.http.limits.*}, {@code quarkus.http.idle-timeout}); Quarkus's own HTTP server serves only the
+ * management port ({@code quarkus.http.host-enabled=false}).
+ *
+ * <p>Graceful shutdown: on SIGTERM the proxy stops taking new requests (503, {@code Connection: close}) and open
+ * streams run to their end for up to {@code quarkus.shutdown.timeout} (the grace). A JVM shutdown hook starts the
+ * drain, because it runs as soon as the signal arrives, while CDI's ShutdownEvent comes only after Quarkus has
+ * waited.
+ */
+@ApplicationScoped
+public class ProxyLifecycle {
+
+    private static final Logger LOG = Logger.getLogger(ProxyLifecycle.class);
+
+    private ProxyServer server;
+    private Thread drainHook;
+    private int port;
+
+    // before the telemetry's own start (priority 10 and up): requests may arrive as soon as the port is bound
+    void start(@Observes @Priority(5) StartupEvent event, Vertx vertx, SidecarConfig config, TrafficObserver traffic,
+            Config settings) {
+        String host = settings.getOptionalValue("quarkus.http.host", String.class).orElse("0.0.0.0");
+        boolean test = LaunchMode.current() == LaunchMode.TEST;
+        int wanted = test ? settings.getOptionalValue("quarkus.http.test-port", Integer.class).orElse(8081)
+                : settings.getOptionalValue("quarkus.http.port", Integer.class).orElse(8080);
+        ProxyServer.Settings limits = new ProxyServer.Settings(
+                bytes(settings, "quarkus.http.limits.max-initial-line-length", 4096),
+                bytes(settings, "quarkus.http.limits.max-header-size", 20 * 1024),
+                settings.getOptionalValue("quarkus.http.idle-timeout", Duration.class).orElse(Duration.ofMinutes(30)));
+        server = new ProxyServer(vertx.nettyEventLoopGroup(), config, traffic, limits);
+        port = server.start(host, wanted);
+        LOG.infof("llm-sidecar proxy listening on http://%s:%d (upstream %s)", host, port, config.upstream().url());
+        Duration grace = settings.getOptionalValue("quarkus.shutdown.timeout", Duration.class).orElse(Duration.ZERO);
+        ProxyServer s = server;
+        drainHook = new Thread(() -> drainOnShutdown(s, grace), "llm-sidecar-drain");
+        Runtime.getRuntime().addShutdownHook(drainHook);
+    }
+
+    /** A size setting in Quarkus's memory-size syntax (20K, 4096, 1M). */
+    private static int bytes(Config config, String key, int fallback) {
+        return config.getOptionalValue(key, String.class).map(ProxyLifecycle::parseSize).orElse(fallback);
+    }
+
+    static int parseSize(String value) {
+        String v = value.trim().toUpperCase(java.util.Locale.ROOT);
+        long unit = 1;
+        char last = v.charAt(v.length() - 1);
+        if (last == 'K' || last == 'M' || last == 'G') {
+            unit = last == 'K' ? 1024 : last == 'M' ? 1024 * 1024 : 1024L * 1024 * 1024;
+            v = v.substring(0, v.length() - 1);
+        }
+        return (int) Math.min(Integer.MAX_VALUE, Long.parseLong(v) * unit);
+    }
+
+    private static void drainOnShutdown(ProxyServer s, Duration grace) {
+        int open = s.inFlight();
+        if (open > 0) {
+            LOG.infof("draining %d open request(s) for up to %s", open, grace);
+        }
+        try {
+            s.drain(grace).get(grace.toMillis() + 1000, TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            // the grace ran out: nothing more to wait for
+        }
+    }
+
+    /** The proxy port as bound (tests bind port 0). */
+    public int port() {
+        return port;
+    }
+
+    /** True once SIGTERM has started the drain (readiness is DOWN from then on). */
+    public boolean draining() {
+        return server != null && server.draining();
+    }
+
+    public ProxyServer server() {
+        return server;
+    }
+
+    void stop(@Observes ShutdownEvent event) {
+        if (drainHook != null) {
+            try {
+                // an application stop without JVM exit (dev mode, tests) must not leave the hook behind
+                Runtime.getRuntime().removeShutdownHook(drainHook);
+            } catch (IllegalStateException e) {
+                // the JVM is already shutting down: the hook is running
+            }
+        }
+        if (server != null) {
+            server.close();
+        }
+    }
+}
