@@ -13,7 +13,6 @@ import dev.llmsidecar.wire.StreamDecoder;
 import dev.llmsidecar.wire.UpstreamResponse;
 import dev.llmsidecar.wire.UsageHandling;
 import dev.llmsidecar.wire.ollama.OllamaFormat;
-import io.vertx.core.MultiMap;
 import io.vertx.core.buffer.Buffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -90,7 +89,7 @@ class NdjsonDecoderFuzzTest {
         assertThat(sink.undecodable).as("oversize lines and failed handler calls").isEqualTo(oversize + failed);
 
         // the real format's line handler on the same bytes: whatever it makes of them, nothing escapes
-        UpstreamResponse response = new UpstreamResponse("application/x-ndjson", MultiMap.caseInsensitiveMultiMap(),
+        UpstreamResponse response = new UpstreamResponse("application/x-ndjson", name -> null,
                 false, UsageHandling.PASS, UNLIMITED, maxLineBytes);
         forwardsEveryRead(new OllamaFormat(JSON).decoder(new RecordingSink(), response), stream, reads);
     }
