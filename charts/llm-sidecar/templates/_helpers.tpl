@@ -40,7 +40,7 @@ exec:
 {{- end }}
 
 {{- define "llm-sidecar.image" -}}
-{{- $repository := required "image.repository is required: no image is published; build src/main/docker/Dockerfile.jvm and push it to your registry (docs/deployment.md)" .Values.image.repository }}
+{{- $repository := required "image.repository is required: no image is published; build sidecar/src/main/docker/Dockerfile.jvm and push it to your registry (docs/deployment.md)" .Values.image.repository }}
 {{- printf "%s:%s" $repository (.Values.image.tag | default .Chart.AppVersion) }}
 {{- end }}
 

@@ -1,0 +1,362 @@
+package dev.llmsidecar.config;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Every setting of the sidecar, under the {@code sidecar.} prefix (env: {@code SIDECAR_...}).
+ * Defaults are the documented production defaults; README.md has the same table.
+ */
+@ConfigMapping(prefix = "sidecar")
+public interface SidecarConfig {
+
+    Upstream upstream();
+
+    Proxy proxy();
+
+    Llm llm();
+
+    Metrics metrics();
+
+    Slo slo();
+
+    Windows windows();
+
+    Tenants tenants();
+
+    Saturation saturation();
+
+    Cost cost();
+
+    Gpu gpu();
+
+    Engine engine();
+
+    Otel otel();
+
+    interface Upstream {
+        /** Base URL of the inference server, e.g. http://127.0.0.1:8000. A path prefix is prepended to every request. */
+        URI url();
+
+        /** Forward the client's Host header instead of the upstream's authority. */
+        @WithDefault("false")
+        boolean preserveHost();
+
+        @WithDefault("PT5S")
+        Duration connectTimeout();
+
+        /**
+         * Longest silence tolerated on an upstream response (before headers or between chunks)
+         * before the request is failed. Long, because a queued request on a busy engine can wait minutes.
+         */
+        @WithDefault("PT10M")
+        Duration idleTimeout();
+
+        /**
+         * How long an idle pooled upstream connection is kept for reuse (rounded down to whole seconds, at least 1;
+         * PT0S: no reuse). It must be
+         * shorter than the engine's own keep-alive timeout: an engine that closes an idle connection just as the
+         * sidecar reuses it fails that request with a 502, and a POST is not retried (it may have started a
+         * generation). 4 s is below uvicorn's 5 s default (vLLM, SGLang) and llama.cpp's 5 s.
+         */
+        @WithDefault("PT4S")
+        Duration keepAliveTimeout();
+
+        /** Upstream connection pool size per event loop; every open stream holds one HTTP/1.1 connection. */
+        @WithDefault("4096")
+        int maxConnections();
+    }
+
+    interface Proxy {
+        /**
+         * Largest request body forwarded, on every path (inspected or streamed). A larger declared Content-Length is
+         * answered 413 before a byte is read or sent upstream; a chunked body that grows past it is cut (the upstream
+         * request is reset, the client gets 413 and its connection is closed).
+         */
+        @WithDefault("67108864")
+        long maxRequestBodyBytes();
+    }
+
+    interface Llm {
+        /**
+         * When a streaming client did not ask for usage, add stream_options.include_usage=true upstream
+         * (exact token counts) and remove the resulting usage-only chunk from what the client receives.
+         */
+        @WithDefault("true")
+        boolean injectIncludeUsage();
+
+        /**
+         * Largest LLM request body read to find model/stream and inject include_usage. A larger body is
+         * forwarded untouched, streamed, and its request is timed without model or usage injection.
+         */
+        @WithDefault("16777216")
+        int maxInspectedBodyBytes();
+
+        /**
+         * Largest single SSE event held back while deciding whether it is the injected usage chunk
+         * (only in injection mode). A larger event disables stripping for that stream and is forwarded.
+         */
+        @WithDefault("1048576")
+        int maxHeldEventBytes();
+    }
+
+    /**
+     * Sidecar-specific OpenTelemetry settings. The SDK itself (endpoint, protocol, headers, interval, sampler,
+     * queue sizes) is configured by the standard OTEL_* variables or otel.* / quarkus.otel.* properties; see
+     * docs/otel.md.
+     */
+    interface Otel {
+        /** gen_ai.provider.name on spans and OTLP metrics: the API the clients speak. */
+        @WithDefault("openai")
+        String providerName();
+    }
+
+    interface Metrics {
+        /**
+         * Histogram bounds: default (1 ms to 2 h for every latency, 4^k tokens), vllm (vLLM's own bounds per series,
+         * so le lines up with a vLLM dashboard) or otel (the GenAI semantic conventions' advice). SLO thresholds are
+         * added to every latency histogram either way.
+         */
+        @WithDefault("default")
+        String bucketPreset();
+
+        /** Explicit bounds in seconds for every latency histogram, instead of the preset's. */
+        Optional<List<Double>> latencyBuckets();
+
+        /** Explicit bounds for token-count histograms, instead of the preset's. */
+        Optional<List<Double>> tokenBuckets();
+
+        /** Distinct model label values kept; later unknown models are reported as model="other". */
+        @WithDefault("50")
+        int maxModels();
+
+        /** Models always kept as their own label value, whatever the cap (e.g. the served model names). */
+        Optional<List<String>> pinnedModels();
+    }
+
+    /** Service-level objectives; see docs/slo.md. */
+    interface Slo {
+        /** Request header that names the request's SLO class. */
+        @WithDefault("x-slo-class")
+        String classHeader();
+
+        /** Allowed SLO class values (bounded label); a missing or unknown value is the first one. */
+        @WithDefault("default")
+        List<String> classes();
+
+        /**
+         * Upstream 4xx statuses that burn error budget (the engine turned the client away). Other 4xx responses
+         * are the client's error and do not count toward any objective; neither do client cancellations that
+         * broke no objective before they happened.
+         */
+        @WithDefault("429")
+        List<Integer> badClientStatuses();
+
+        /** Named objectives, e.g. sidecar.slo.objectives.interactive.ttft=PT0.5S. None by default. */
+        Map<String, Objective> objectives();
+
+        interface Objective {
+            /** Comma-separated globs on the request's model name ('*' and '?'). */
+            @WithDefault("*")
+            String models();
+
+            /** SLO class this objective applies to, or '*' for every class. */
+            @WithDefault("*")
+            String sloClass();
+
+            /** Largest acceptable time to first token. */
+            Optional<Duration> ttft();
+
+            /** Largest acceptable time per output token (requests with one token meet it). */
+            Optional<Duration> tpot();
+
+            /** Largest acceptable end-to-end latency. */
+            Optional<Duration> e2e();
+
+            /** Largest acceptable inter-token latency at {@link #itlQuantile()} within the request. */
+            Optional<Duration> itl();
+
+            @WithDefault("0.99")
+            double itlQuantile();
+
+            /**
+             * Also judge responses that do not stream by the TTFT threshold (their TTFT is their E2E). Off: a TTFT
+             * objective judges streams only, and an E2E objective is the one for whole responses.
+             */
+            @WithDefault("false")
+            boolean ttftNonStreaming();
+
+            /** Share of requests that must be good, e.g. 0.99; exported for burn-rate alerts. */
+            @WithDefault("0.99")
+            double target();
+        }
+    }
+
+    /** Live local percentiles (JSON on the management port) and p99 drift. */
+    interface Windows {
+        /** Sliding windows kept per model; the shortest sets the rotation granularity (1/6 of it). */
+        @WithDefault("PT1M,PT5M,PT1H")
+        List<Duration> durations();
+
+        /** Recent window of the p99 drift ratio. */
+        @WithDefault("PT5M")
+        Duration driftShort();
+
+        /** Baseline window of the p99 drift ratio (must be one of the durations). */
+        @WithDefault("PT1H")
+        Duration driftBaseline();
+
+        /** Fewer samples than this in either window: drift is NaN (no alert on thin data). */
+        @WithDefault("50")
+        long driftMinSamples();
+    }
+
+    /** The tenant label: who sent a request; see docs/metrics.md "Tenants". */
+    interface Tenants {
+        /**
+         * Where the tenant comes from: none (no tenant label anywhere), header (the value of {@link #header()}), or
+         * api-key-hash ("key-" + 12 hex digits of the SHA-256 of the bearer token or x-api-key; never the key).
+         */
+        @WithDefault("none")
+        String source();
+
+        /** The header naming the tenant when source=header (e.g. x-tenant, OpenAI-Organization, OpenAI-Project). */
+        @WithDefault("x-tenant")
+        String header();
+
+        /**
+         * With source=api-key-hash: hash keys with HMAC-SHA256 under this secret instead of plain SHA-256, so a label
+         * cannot be matched against guessed keys (set it where keys are short or shared; the same on every pod keeps
+         * tenants equal across pods). Unset: SHA-256.
+         */
+        Optional<String> keyHashSecret();
+
+        /**
+         * Only these tenants get their own label value; any other is "other". Unset: the first {@link #max()} whose
+         * requests the engine answered with a 2xx.
+         */
+        Optional<List<String>> allowed();
+
+        /** Distinct tenant label values kept when there is no allowlist; later tenants are "other". */
+        @WithDefault("20")
+        int max();
+
+        /**
+         * The series that carry the tenant label (OpenTelemetry names, as in docs/metrics.md). Default: the request
+         * and token counters and the SLO counters; the latency histograms (many buckets each) only when named.
+         */
+        @WithDefault("llm_sidecar.requests,llm_sidecar.tokens,llm_sidecar.slo.requests,llm_sidecar.slo.good_requests,"
+                + "llm_sidecar.slo.output_tokens,llm_sidecar.slo.good_output_tokens,llm_sidecar.useful_output_tokens,"
+                + "llm_sidecar.wasted_output_tokens,llm_sidecar.cost.spend")
+        List<String> series();
+    }
+
+    /** Latency by load band and the saturation knee; see docs/slo-guide.md "The saturation knee". */
+    interface Saturation {
+        /** A knee known from a load test (requests in flight): exported as is instead of the live estimate. */
+        Optional<Integer> knee();
+
+        /** Sliding window of the per-band latencies the live estimate reads. */
+        @WithDefault("PT10M")
+        Duration window();
+
+        /** Requests a load band needs in the window before it takes part in the estimate. */
+        @WithDefault("20")
+        int minSamples();
+
+        /**
+         * How long an estimated knee is kept after the window last showed it, so a pod that runs just below its knee
+         * still has one; a window that shows flat latency past it drops it sooner.
+         */
+        @WithDefault("PT24H")
+        Duration hold();
+    }
+
+    /**
+     * What serving costs (docs/metrics.md, "Cost"): a price per GPU-hour, or per million input and output tokens.
+     * Nothing about cost is exported while neither is set.
+     */
+    interface Cost {
+        /** Price of one GPU-hour (any currency; the series say "{currency}"). */
+        Optional<Double> gpuHourPrice();
+
+        /** GPUs behind this engine, at gpu-hour-price each. */
+        @WithDefault("1")
+        int gpus();
+
+        /** Price per million input (prompt) tokens, for a per-token price instead of GPU-hours. */
+        Optional<Double> inputPricePerMillion();
+
+        /** Price per million output tokens, for a per-token price instead of GPU-hours. */
+        Optional<Double> outputPricePerMillion();
+
+        /** Window of the live cost-per-million-tokens gauges. */
+        @WithDefault("PT5M")
+        Duration window();
+    }
+
+    /** Scraping NVIDIA's DCGM exporter for this pod's GPUs (docs/metrics.md, "GPUs"); off unless a URL is set. */
+    interface Gpu {
+        /**
+         * The metrics URL of the DCGM exporter on this pod's node, e.g.
+         * http://nvidia-dcgm-exporter.gpu-operator.svc:9400/metrics (the GPU Operator's Service, with
+         * internalTrafficPolicy Local so it stays on the node). Unset: no GPU scrape, no GPU series.
+         */
+        Optional<URI> dcgmUrl();
+
+        /**
+         * Keep only the GPUs whose series carry exactly this pod label (dcgm-exporter's --kubernetes mapping; no GPU
+         * matches an exporter without it); unset: the HOSTNAME environment variable (the pod name on Kubernetes);
+         * "*": every GPU of the exporter.
+         */
+        Optional<String> pod();
+
+        @WithDefault("PT10S")
+        Duration scrapeInterval();
+
+        @WithDefault("PT2S")
+        Duration scrapeTimeout();
+    }
+
+    /** Scraping the inference server's own Prometheus endpoint (the neighbour in the pod). */
+    interface Engine {
+        /** Scrape the engine's metrics and re-export normalised gauges (llm_sidecar_engine_*). */
+        @WithDefault("true")
+        boolean scrapeEnabled();
+
+        /** Engine metrics URL; default: the upstream URL + /metrics (vLLM, SGLang, TGI, llama.cpp --metrics). */
+        Optional<URI> metricsUrl();
+
+        @WithDefault("PT5S")
+        Duration scrapeInterval();
+
+        @WithDefault("PT2S")
+        Duration scrapeTimeout();
+
+        /**
+         * Probe the engine's health endpoint (llm_sidecar_engine_ready / _started). vLLM, SGLang, TGI and llama.cpp
+         * answer /health; for Ollama set health-path=/ .
+         */
+        @WithDefault("true")
+        boolean healthEnabled();
+
+        /** Health endpoint path, relative to the upstream URL. */
+        @WithDefault("/health")
+        String healthPath();
+
+        @WithDefault("PT2S")
+        Duration healthInterval();
+
+        /**
+         * /q/health/ready is DOWN while the engine's health check fails (loading its model, or down), so the pod
+         * takes no traffic the engine cannot serve. Off by default for a bare sidecar; on in the Helm chart.
+         */
+        @WithDefault("false")
+        boolean readinessFollowsEngine();
+    }
+}

@@ -1,0 +1,141 @@
+package dev.llmsidecar.export;
+
+import static dev.llmsidecar.export.contract.Label.METRIC;
+import static dev.llmsidecar.export.contract.Label.MODEL;
+import static dev.llmsidecar.export.contract.Label.WINDOW;
+
+import dev.llmsidecar.config.SidecarConfig;
+import dev.llmsidecar.export.contract.Contract;
+import dev.llmsidecar.export.contract.LabelValues;
+import dev.llmsidecar.export.contract.Recorders;
+import dev.llmsidecar.timeline.Outcome;
+import dev.llmsidecar.timeline.RequestResult;
+import dev.llmsidecar.window.LatencyWindows;
+import dev.llmsidecar.window.Metric;
+import dev.llmsidecar.window.WindowStats;
+import io.vertx.core.json.JsonObject;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
+
+/**
+ * Sliding-window percentiles of successful requests per model (HdrHistogram), served as JSON at /q/llm and as
+ * window-p99 and p99-drift gauges for alerting without a static threshold. See docs/slo.md.
+ */
+public final class LiveWindows {
+
+    private static final List<Metric> DRIFT_METRICS = List.of(Metric.TTFT, Metric.TPOT);
+
+    private final Recorders recorders;
+    private final LatencyWindows windows;
+    private final SidecarConfig.Windows config;
+    private final Set<String> gaugedModels = ConcurrentHashMap.newKeySet();
+    private final LongSupplier clock;
+    // one scrape reads many window gauges: merge the histograms once per scrape, not once per gauge
+    private volatile Map<String, Map<Metric, Map<Duration, WindowStats>>> cached;
+    private volatile long cachedAt;
+
+    public LiveWindows(Recorders recorders, SidecarConfig.Windows config, LongSupplier nanoClock) {
+        this.recorders = recorders;
+        this.config = config;
+        List<Duration> durations = config.durations();
+        if (!durations.contains(config.driftShort()) || !durations.contains(config.driftBaseline())) {
+            throw new IllegalArgumentException("sidecar.windows.drift-short and drift-baseline must be among "
+                    + "sidecar.windows.durations " + durations);
+        }
+        if (config.driftShort().compareTo(config.driftBaseline()) >= 0) {
+            throw new IllegalArgumentException("sidecar.windows.drift-short must be shorter than drift-baseline");
+        }
+        this.windows = new LatencyWindows(nanoClock, durations);
+        this.clock = nanoClock;
+    }
+
+    private Map<String, Map<Metric, Map<Duration, WindowStats>>> snapshot() {
+        long now = clock.getAsLong();
+        Map<String, Map<Metric, Map<Duration, WindowStats>>> s = cached;
+        if (s == null || now - cachedAt > 1_000_000_000L) {
+            s = windows.snapshot();
+            cached = s;
+            cachedAt = now;
+        }
+        return s;
+    }
+
+    /**
+     * Only successful requests: failures have their own series and would blur the latency percentiles. TTFT of
+     * streaming requests only: a response that does not stream has its E2E as TTFT, which would poison the TTFT
+     * p99 and its drift.
+     */
+    public void record(String model, RequestResult r) {
+        if (r.outcome() != Outcome.OK) {
+            return;
+        }
+        if (gaugedModels.add(model)) {
+            registerGauges(model);
+        }
+        if (r.streaming() && r.ttftNanos() >= 0) {
+            windows.record(model, Metric.TTFT, r.ttftNanos());
+        }
+        if (r.tpotNanos() >= 0) {
+            windows.record(model, Metric.TPOT, r.tpotNanos());
+        }
+        windows.record(model, Metric.E2E, r.e2eNanos());
+        r.itl().forEach((sample, count) -> windows.record(model, Metric.ITL, sample, count));
+    }
+
+    private void registerGauges(String model) {
+        for (Metric m : DRIFT_METRICS) {
+            String metric = m.name().toLowerCase(Locale.ROOT);
+            for (Duration w : config.durations()) {
+                recorders.observe(Contract.WINDOW_P99, () -> seconds(
+                        snapshot().getOrDefault(model, Map.of()).getOrDefault(m, Map.of()).get(w)),
+                        LabelValues.of(MODEL, model).and(METRIC, metric).and(WINDOW, label(w)));
+            }
+            recorders.observe(Contract.DRIFT, () -> windows.drift(model, m, config.driftShort(),
+                    config.driftBaseline(), config.driftMinSamples()), LabelValues.of(MODEL, model).and(METRIC, metric));
+        }
+    }
+
+    private static double seconds(WindowStats s) {
+        return s == null ? Double.NaN : s.p99();
+    }
+
+    /** Adds one JSON object per model (percentiles per metric and window, drift) to {@code models}. */
+    void render(JsonObject models) {
+        windows.snapshot().forEach((model, perMetric) -> {
+            JsonObject m = new JsonObject();
+            perMetric.forEach((metric, perWindow) -> {
+                JsonObject w = new JsonObject();
+                perWindow.forEach((d, s) -> w.put(label(d), new JsonObject().put("count", s.count())
+                        .put("mean", LiveStats.finite(s.mean())).put("p50", LiveStats.finite(s.p50()))
+                        .put("p90", LiveStats.finite(s.p90())).put("p95", LiveStats.finite(s.p95()))
+                        .put("p99", LiveStats.finite(s.p99())).put("p999", LiveStats.finite(s.p999()))
+                        .put("max", LiveStats.finite(s.max()))));
+                m.put(metric.name().toLowerCase(Locale.ROOT), w);
+            });
+            JsonObject drift = new JsonObject();
+            for (Metric d : DRIFT_METRICS) {
+                drift.put(d.name().toLowerCase(Locale.ROOT), LiveStats.finite(windows.drift(model, d,
+                        config.driftShort(), config.driftBaseline(), config.driftMinSamples())));
+            }
+            m.put("drift", drift);
+            models.put(model, m);
+        });
+    }
+
+    /** "1m", "5m", "1h", "90s": the window names used in JSON and labels. */
+    static String label(Duration d) {
+        long s = d.toSeconds();
+        if (s % 3600 == 0) {
+            return s / 3600 + "h";
+        }
+        if (s % 60 == 0) {
+            return s / 60 + "m";
+        }
+        return s + "s";
+    }
+}

@@ -1,0 +1,275 @@
+package dev.llmsidecar.proxy;
+
+import dev.llmsidecar.config.SidecarConfig;
+import dev.llmsidecar.observe.Peer;
+import dev.llmsidecar.observe.TrafficObserver;
+import dev.llmsidecar.wire.LlmRoutes;
+import dev.llmsidecar.wire.openai.IncludeUsagePolicy;
+import com.fasterxml.jackson.core.JsonFactory;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.EpollEventLoopGroup;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpServerUpgradeHandler;
+import io.netty.handler.codec.http2.CleartextHttp2ServerUpgradeHandler;
+import io.netty.handler.codec.http2.Http2CodecUtil;
+import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
+import io.netty.handler.codec.http2.Http2MultiplexHandler;
+import io.netty.handler.codec.http2.Http2ServerUpgradeCodec;
+import io.netty.handler.codec.http2.Http2StreamFrameToHttpObjectCodec;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.util.AsciiString;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.net.ssl.SSLException;
+import org.jboss.logging.Logger;
+
+/**
+ * The data path: the proxy port, served by Netty directly on the event loops it is given (Vert.x's, in the
+ * application), HTTP/1.x and cleartext HTTP/2 (prior knowledge or Upgrade), with one {@link UpstreamPool} of HTTP/1.1
+ * engine connections per event loop. Every request becomes an {@link Exchange} on the event loop of its client
+ * connection, which is also that of its upstream connection. What it sees and does goes to the one
+ * {@link TrafficObserver}. Quarkus keeps configuration, CDI, the management port and health ({@link ProxyLifecycle}).
+ */
+public final class ProxyServer {
+
+    private static final Logger LOG = Logger.getLogger(ProxyServer.class);
+    /** An h2c Upgrade request carries its body before the switch: bodies up to this size can upgrade. */
+    private static final int MAX_UPGRADE_BODY_BYTES = 1 << 20;
+
+    /**
+     * What the proxy port reads from clients.
+     *
+     * @param maxInitialLineLength longest request line (longer: 414)
+     * @param maxHeaderSize largest request head (larger: 431)
+     * @param idleTimeout an idle client connection (no request in progress) is closed after this; zero: never
+     */
+    public record Settings(int maxInitialLineLength, int maxHeaderSize, Duration idleTimeout) {
+        public static final Settings DEFAULTS = new Settings(4096, 20 * 1024, Duration.ofMinutes(30));
+    }
+
+    final TrafficObserver traffic;
+    final SidecarConfig config;
+    final UpstreamTarget target;
+    final LlmRoutes routes;
+    final IncludeUsagePolicy usagePolicy;
+    final long maxRequestBodyBytes;
+    final ConnectionErrors connectionErrors;
+
+    private final EventLoopGroup group;
+    private final boolean epoll;
+    private final Settings settings;
+    private final SslContext upstreamSsl;
+    private final long keepAliveNanos;
+    private final Map<EventLoop, UpstreamPool> pools = new ConcurrentHashMap<>();
+    private final Map<EventLoop, LoopTimeouts> timeouts = new ConcurrentHashMap<>();
+    /** Longest silence from upstream before an exchange fails (sidecar.upstream.idle-timeout). */
+    final long upstreamIdleNanos;
+    private io.netty.util.concurrent.ScheduledFuture<?> clientIdleSweep;
+    private final ChannelGroup clientChannels = new DefaultChannelGroup("llm-sidecar-clients",
+            GlobalEventExecutor.INSTANCE);
+    private final Set<String> warned = ConcurrentHashMap.newKeySet();
+    /** Requests whose response has not ended (or whose connection has not closed) yet. */
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private volatile boolean draining;
+    private Channel serverChannel;
+
+    public ProxyServer(EventLoopGroup group, SidecarConfig config, TrafficObserver traffic, Settings settings) {
+        this.group = group;
+        this.epoll = group instanceof EpollEventLoopGroup;
+        this.config = config;
+        this.traffic = traffic;
+        this.settings = settings;
+        this.target = UpstreamTarget.of(config.upstream().url());
+        this.routes = new LlmRoutes(new JsonFactory());
+        this.usagePolicy = new IncludeUsagePolicy(config.llm().injectIncludeUsage());
+        this.maxRequestBodyBytes = config.proxy().maxRequestBodyBytes();
+        this.connectionErrors = new ConnectionErrors(traffic);
+        Duration keepAlive = config.upstream().keepAliveTimeout();
+        this.keepAliveNanos = keepAlive.isNegative() ? 0 : keepAlive.toNanos();
+        this.upstreamIdleNanos = Math.max(1, config.upstream().idleTimeout().toNanos());
+        try {
+            this.upstreamSsl = target.ssl() ? SslContextBuilder.forClient().build() : null;
+        } catch (SSLException e) {
+            throw new IllegalStateException("cannot set up TLS to " + config.upstream().url(), e);
+        }
+    }
+
+    /** Binds the proxy port; returns the port bound (for port 0, the one the system chose). */
+    public int start(String host, int port) {
+        ServerBootstrap b = new ServerBootstrap()
+                .group(group)
+                .channel(epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class)
+                .option(ChannelOption.SO_BACKLOG, 4096)
+                .option(ChannelOption.SO_REUSEADDR, true)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.SO_KEEPALIVE, true)
+                .childHandler(new ChannelInitializer<>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        clientChannels.add(ch);
+                        initClient(ch);
+                    }
+                });
+        serverChannel = b.bind(host, port).syncUninterruptibly().channel();
+        long idle = settings.idleTimeout().toNanos();
+        if (idle > 0) {
+            // one sweep over every client connection, not a timer per connection
+            long every = Math.max(TimeUnit.MILLISECONDS.toNanos(10), Math.min(TimeUnit.MINUTES.toNanos(1), idle / 4));
+            clientIdleSweep = group.next().scheduleAtFixedRate(() -> closeIdleClients(idle), every, every,
+                    TimeUnit.NANOSECONDS);
+        }
+        return ((InetSocketAddress) serverChannel.localAddress()).getPort();
+    }
+
+    /** Closes client connections idle (no request in progress) for {@code idleNanos}; each on its own loop. */
+    private void closeIdleClients(long idleNanos) {
+        for (Channel ch : clientChannels) {
+            ClientChannelHandler handler = ch.pipeline().get(ClientChannelHandler.class);
+            if (handler != null) {
+                ch.eventLoop().execute(() -> handler.closeIfIdle(System.nanoTime(), idleNanos));
+            }
+        }
+    }
+
+    private void initClient(Channel ch) {
+        HttpServerCodec codec = new HttpServerCodec(settings.maxInitialLineLength(), settings.maxHeaderSize(),
+                1 << 20, false);
+        ChannelInitializer<Channel> stream = new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Channel streamChannel) {
+                streamChannel.pipeline().addLast(new Http2StreamFrameToHttpObjectCodec(true, false),
+                        new ClientChannelHandler(ProxyServer.this, true));
+            }
+        };
+        HttpServerUpgradeHandler upgrade = new HttpServerUpgradeHandler(codec, protocol ->
+                AsciiString.contentEquals(Http2CodecUtil.HTTP_UPGRADE_PROTOCOL_NAME, protocol)
+                        ? new Http2ServerUpgradeCodec(Http2FrameCodecBuilder.forServer().build(),
+                                new Http2MultiplexHandler(stream, stream))
+                        : null, MAX_UPGRADE_BODY_BYTES);
+        ChannelInitializer<Channel> priorKnowledge = new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(Channel h2) {
+                // in this initializer's place, ahead of the HTTP/1 handler at the end of the pipeline
+                String self = h2.pipeline().context(this).name();
+                h2.pipeline().addAfter(self, "h2-frames", Http2FrameCodecBuilder.forServer().build());
+                h2.pipeline().addAfter("h2-frames", "h2-streams", new Http2MultiplexHandler(stream));
+            }
+        };
+        ch.pipeline().addLast(new CleartextHttp2ServerUpgradeHandler(codec, upgrade, priorKnowledge));
+        ch.pipeline().addLast(new ClientChannelHandler(this, false));
+    }
+
+    /** The upstream connections of {@code loop} (created on first use, from that loop). */
+    UpstreamPool pool(EventLoop loop) {
+        UpstreamPool pool = pools.get(loop);
+        if (pool == null) {
+            pool = pools.computeIfAbsent(loop, l -> new UpstreamPool(l, this::connect, upstreamSsl, target.host(),
+                    target.port(), keepAliveNanos, config.upstream().maxConnections(), traffic::idleConnectionRetired,
+                    () -> connectionErrors.record(Peer.UPSTREAM, new java.io.IOException("idle connection failed"))));
+        }
+        return pool;
+    }
+
+    private ChannelFuture connect(EventLoop loop, ChannelInitializer<Channel> init) {
+        Bootstrap b = UpstreamPool.options(new Bootstrap(), (int) config.upstream().connectTimeout().toMillis())
+                .group(loop)
+                .channel(epoll ? EpollSocketChannel.class : NioSocketChannel.class)
+                .handler(init);
+        return b.connect(target.host(), target.port());
+    }
+
+    /** The idle timeouts of the exchanges of {@code loop}. */
+    LoopTimeouts timeouts(EventLoop loop) {
+        LoopTimeouts t = timeouts.get(loop);
+        return t != null ? t : timeouts.computeIfAbsent(loop, l -> new LoopTimeouts(l, upstreamIdleNanos));
+    }
+
+    /** Logs {@code message} at WARN the first time {@code kind} happens; later ones are counted, not logged. */
+    void warnOnce(String kind, String message) {
+        if (warned.add(kind)) {
+            LOG.warn(message);
+        }
+    }
+
+    void logBug(String message, Throwable t) {
+        LOG.error(message, t);
+    }
+
+    void exchangeStarted() {
+        inFlight.incrementAndGet();
+    }
+
+    /** An exchange ended (response ended, or its connection closed): once per exchange. */
+    void exchangeEnded() {
+        inFlight.decrementAndGet();
+    }
+
+    /** Requests in progress (responses not yet ended), LLM or not. */
+    public int inFlight() {
+        return inFlight.get();
+    }
+
+    public boolean draining() {
+        return draining;
+    }
+
+    /**
+     * Graceful shutdown: from now on new requests get 503 with {@code Connection: close}; the returned future
+     * completes when every request in progress has ended, or after {@code grace}, whichever comes first (it
+     * never fails). Streams still open then are cut when the server closes.
+     */
+    public CompletableFuture<Void> drain(Duration grace) {
+        draining = true;
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        long deadline = System.nanoTime() + grace.toNanos();
+        if (inFlight.get() == 0 || grace.isZero() || grace.isNegative()) {
+            done.complete(null);
+            return done;
+        }
+        EventLoop timer = group.next();
+        var check = timer.scheduleAtFixedRate(() -> {
+            if (inFlight.get() == 0 || System.nanoTime() - deadline >= 0) {
+                done.complete(null);
+            }
+        }, 20, 20, TimeUnit.MILLISECONDS);
+        done.whenComplete((v, t) -> check.cancel(false));
+        return done;
+    }
+
+    /** Stops listening, closes every client connection (cutting open streams) and every idle upstream one. */
+    public void close() {
+        draining = true;
+        if (clientIdleSweep != null) {
+            clientIdleSweep.cancel(false);
+        }
+        if (serverChannel != null) {
+            serverChannel.close().syncUninterruptibly();
+        }
+        clientChannels.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        for (Map.Entry<EventLoop, UpstreamPool> e : pools.entrySet()) {
+            e.getKey().submit(e.getValue()::closeIdle).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        }
+    }
+}

@@ -1,0 +1,242 @@
+package dev.llmsidecar.reliability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.llmsidecar.sim.EngineBehaviour;
+import dev.llmsidecar.support.ProxyFixture.Received;
+import dev.llmsidecar.support.ProxyFixture;
+import dev.llmsidecar.testkit.RawUpstream;
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
+import java.io.InputStream;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * A stream stays open for minutes; the request that started it must not stay in memory that long. Real prompts are
+ * tens to hundreds of kilobytes, so a proxy that keeps them per open stream runs out of heap at a few hundred
+ * streams; request headers are a few kilobytes (SDK headers, API keys, tracing), kept per open stream they are a
+ * large part of the heap at a few thousand.
+ */
+class HeldStreamMemoryTest {
+
+    static final int STREAMS = 20;
+    static final int PROMPT_BYTES = 2 * 1024 * 1024;
+    static final byte[] FIRST = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n"
+            .getBytes(StandardCharsets.UTF_8);
+    static final byte[] LAST = "data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8);
+
+    /**
+     * An upstream that throws each request body away, sends one event, holds the stream until released, then ends
+     * it: whatever memory grows while the streams are held is the sidecar's.
+     */
+    static RawUpstream holdingUpstream(CountDownLatch started, CountDownLatch release) throws Exception {
+        return RawUpstream.discardingBodies((r, s, out) -> {
+            assertThat(Long.parseLong(r.header("content-length")))
+                    .as("the sidecar forwards an inspected body with its length").isPositive();
+            RawUpstream.writeHead(out, "text/event-stream");
+            RawUpstream.writeChunk(out, FIRST);
+            started.countDown();
+            release.await(60, TimeUnit.SECONDS);
+            RawUpstream.writeChunk(out, LAST);
+            RawUpstream.writeEnd(out);
+        });
+    }
+
+    static long usedHeapAfterGc() throws InterruptedException {
+        long used = Long.MAX_VALUE;
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+            Thread.sleep(100);
+            used = Math.min(used, ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
+        }
+        return used;
+    }
+
+    @Test
+    void aHeldStreamDoesNotKeepItsPrompt() throws Exception {
+        StringBuilder json = new StringBuilder(PROMPT_BYTES + 100)
+                .append("{\"model\":\"m\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"");
+        json.append("x".repeat(PROMPT_BYTES));
+        json.append("\"}]}");
+        Buffer prompt = Buffer.buffer(json.toString());
+        json.setLength(0);
+        try (RawUpstream upstream = holdingUpstream(new CountDownLatch(1), new CountDownLatch(0));
+                ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(), Map.of(), upstream.url())) {
+            // one stream first: classes loaded, pools and buffers warm, before the baseline
+            assertThat(f.post(f.proxyPort, "/v1/chat/completions", prompt.toString(), Map.of()).status()).isEqualTo(200);
+        }
+        CountDownLatch started = new CountDownLatch(STREAMS);
+        CountDownLatch release = new CountDownLatch(1);
+        try (RawUpstream upstream = holdingUpstream(started, release);
+                ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(), Map.of(), upstream.url())) {
+            long before = usedHeapAfterGc();
+            List<Future<Received>> streams = new ArrayList<>();
+            for (int i = 0; i < STREAMS; i++) {
+                streams.add(f.send(f.proxyPort, HttpMethod.POST, "/v1/chat/completions", prompt, Map.of()));
+            }
+            assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
+            long held = usedHeapAfterGc() - before;
+            release.countDown();
+            for (Future<Received> s : streams) {
+                Received r = ProxyFixture.await(s);
+                assertThat(r.body().getBytes()).isEqualTo((new String(FIRST, StandardCharsets.UTF_8)
+                        + new String(LAST, StandardCharsets.UTF_8)).getBytes(StandardCharsets.UTF_8));
+            }
+            // 20 prompts of 2 MB: kept, they would be 40 MB or more
+            assertThat(held).as("heap held by %d open streams with %d-byte prompts", STREAMS, PROMPT_BYTES)
+                    .isLessThan(12L * 1024 * 1024);
+        } finally {
+            release.countDown();
+        }
+    }
+
+    static final int HEADER_STREAMS = 150;
+
+    /** An inspected LLM request (forwarded whole) and a path passed through untouched (its body piped). */
+    @ParameterizedTest
+    @ValueSource(strings = {"/v1/chat/completions", "/internal/passthrough"})
+    void aHeldStreamDoesNotKeepItsRequestHeaders(String path) throws Exception {
+        StringBuilder many = new StringBuilder();
+        for (int i = 0; i < 24; i++) {
+            many.append("x-client-header-").append(i).append(": ").append(Character.toString('a' + i).repeat(200))
+                    .append("\r\n");
+        }
+        int headerBytes = many.length();
+        long withFew = heapHeldByRawStreams(path, "x-client-header: 1\r\n");
+        long withMany = heapHeldByRawStreams(path, many.toString());
+        // the upstream here keeps each request head it read, one copy (measured: 1.0 per stream); kept by the sidecar
+        // for the life of the stream, the headers' strings and their three maps add about 2.3 copies more
+        assertThat(withMany - withFew)
+                .as("heap held by %d open streams to %s: %d with few headers, %d with %d more header bytes each",
+                        HEADER_STREAMS, path, withFew, withMany, headerBytes)
+                .isLessThan(2L * HEADER_STREAMS * headerBytes);
+    }
+
+    /**
+     * Opens {@link #HEADER_STREAMS} streams from raw sockets that all send the same bytes (the client side holds no
+     * copy per stream), measures the heap they hold once each has its first event, then ends them and checks what
+     * each client received.
+     */
+    static long heapHeldByRawStreams(String path, String extraHeaders) throws Exception {
+        String body = "{\"model\":\"m\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+        byte[] request = ("POST " + path + " HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+                + extraHeaders + "content-length: " + body.length() + "\r\n\r\n" + body)
+                .getBytes(StandardCharsets.ISO_8859_1);
+        try (RawUpstream upstream = holdingUpstream(new CountDownLatch(1), new CountDownLatch(0));
+                ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(), Map.of(), upstream.url())) {
+            // classes loaded, pools and buffers warm, before the baseline
+            assertThat(f.post(f.proxyPort, path, body, Map.of()).status()).isEqualTo(200);
+        }
+        CountDownLatch started = new CountDownLatch(HEADER_STREAMS);
+        CountDownLatch release = new CountDownLatch(1);
+        List<Socket> clients = new ArrayList<>();
+        try (RawUpstream upstream = holdingUpstream(started, release);
+                ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(), Map.of(), upstream.url())) {
+            long before = usedHeapAfterGc();
+            for (int i = 0; i < HEADER_STREAMS; i++) {
+                Socket s = new Socket(InetAddress.getLoopbackAddress(), f.proxyPort);
+                s.setSoTimeout(30_000);
+                clients.add(s);
+                s.getOutputStream().write(request);
+            }
+            assertThat(started.await(30, TimeUnit.SECONDS)).isTrue();
+            long held = usedHeapAfterGc() - before;
+            release.countDown();
+            for (Socket s : clients) {
+                InputStream in = s.getInputStream();
+                RawUpstream.Request response = RawUpstream.read(in, true);
+                assertThat(response.head()).startsWith("HTTP/1.1 200");
+                assertThat(response.body()).isEqualTo((new String(FIRST, StandardCharsets.UTF_8)
+                        + new String(LAST, StandardCharsets.UTF_8)).getBytes(StandardCharsets.UTF_8));
+            }
+            return held;
+        } finally {
+            release.countDown();
+            for (Socket s : clients) {
+                s.close();
+            }
+        }
+    }
+
+    static final int PER_STREAM_STREAMS = 400;
+    /** The data path's budget for one open stream: client connection, upstream connection, exchange, decoder. */
+    static final long PER_STREAM_BUDGET_BYTES = 4 * 1024;
+
+    /**
+     * What one open stream costs the sidecar in live heap: {@link #PER_STREAM_STREAMS} streams held through the
+     * sidecar, less the same streams held directly against the same upstream (the clients' and the upstream's own
+     * sockets and threads are in both), per stream. A realistic request: an SDK's dozen headers, a chat body.
+     */
+    @Test
+    void anOpenStreamCostsAtMostFourKilobytesOfLiveHeap() throws Exception {
+        String headers = "user-agent: OpenAI/Python 1.52.0\r\naccept: application/json\r\nauthorization: Bearer sk-"
+                + "x".repeat(48) + "\r\nx-stainless-lang: python\r\nx-stainless-package-version: 1.52.0\r\n"
+                + "x-stainless-os: Linux\r\nx-stainless-arch: x64\r\nx-stainless-runtime: CPython\r\n"
+                + "x-stainless-runtime-version: 3.11.7\r\nx-stainless-retry-count: 0\r\naccept-encoding: gzip, deflate\r\n";
+        long direct = heapHeldByStreams(null, headers, PER_STREAM_STREAMS);
+        long proxied = heapHeldByStreams("/v1/chat/completions", headers, PER_STREAM_STREAMS);
+        long perStream = (proxied - direct) / PER_STREAM_STREAMS;
+        System.out.printf("live heap per open stream: %d bytes (%d streams: %d through the sidecar, %d direct)%n",
+                perStream, PER_STREAM_STREAMS, proxied, direct);
+        assertThat(perStream).as("live heap per open stream, bytes").isLessThanOrEqualTo(PER_STREAM_BUDGET_BYTES);
+    }
+
+    /** Heap held by {@code n} open streams, through the sidecar on {@code path}, or direct to the upstream (null). */
+    static long heapHeldByStreams(String path, String extraHeaders, int n) throws Exception {
+        String body = "{\"model\":\"m\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+        byte[] request = ("POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+                + extraHeaders + "content-length: " + body.length() + "\r\n\r\n" + body)
+                .getBytes(StandardCharsets.ISO_8859_1);
+        try (RawUpstream upstream = holdingUpstream(new CountDownLatch(1), new CountDownLatch(0));
+                ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(), Map.of(), upstream.url())) {
+            // classes loaded, pools and buffers warm, before the baseline
+            assertThat(f.post(f.proxyPort, "/v1/chat/completions", body, Map.of()).status()).isEqualTo(200);
+        }
+        CountDownLatch started = new CountDownLatch(n);
+        CountDownLatch release = new CountDownLatch(1);
+        List<Socket> clients = new ArrayList<>();
+        try (RawUpstream upstream = holdingUpstream(started, release);
+                ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(), Map.of(), upstream.url())) {
+            f.allowOpenRequestsAtClose(); // the streams are cut when the fixture closes, before the clients do
+            int port = path == null ? upstream.server.getLocalPort() : f.proxyPort;
+            long before = usedHeapAfterGc();
+            histo("/tmp/histo-before-" + (path == null ? "direct" : "proxied") + ".txt");
+            for (int i = 0; i < n; i++) {
+                Socket s = new Socket(InetAddress.getLoopbackAddress(), port);
+                s.setSoTimeout(30_000);
+                clients.add(s);
+                s.getOutputStream().write(request);
+            }
+            assertThat(started.await(60, TimeUnit.SECONDS)).isTrue();
+            // every client has its first event: the stream is open end to end
+            for (Socket s : clients) {
+                byte[] head = new byte[16];
+                assertThat(s.getInputStream().read(head)).isPositive();
+            }
+            long after = usedHeapAfterGc() - before;
+            histo("/tmp/histo-after-" + (path == null ? "direct" : "proxied") + ".txt");
+            return after;
+        } finally {
+            release.countDown();
+            for (Socket s : clients) {
+                s.close();
+            }
+        }
+    }
+    static void histo(String file) throws Exception {
+        new ProcessBuilder("jcmd", Long.toString(ProcessHandle.current().pid()), "GC.class_histogram")
+                .redirectOutput(new java.io.File(file)).start().waitFor();
+    }
+}

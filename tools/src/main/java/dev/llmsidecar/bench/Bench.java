@@ -1,0 +1,630 @@
+package dev.llmsidecar.bench;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Orchestrates the benchmark: the bench engine, nginx and the sidecar as separate processes on loopback, a fresh
+ * load-client process per phase, targets interleaved in every round. Writes raw results to
+ * docs/bench/results.json and the report (docs/benchmarks.md, docs/bench/latency-vs-load.svg) via {@link Report}.
+ *
+ * <p>Usage: {@code Bench <repoRoot> <classpath> [--quick] [--soak MINUTES] [--report-only]}
+ */
+public final class Bench {
+
+    static Path root;
+    static Path work;
+    static String cp;
+    static final List<Process> started = new CopyOnWriteArrayList<>();
+    static final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+    // sampled state of the sidecar process
+    static volatile long sidecarPid = -1;
+    static volatile long peakRssKb;
+    static volatile int peakThreads;
+    static volatile int peakFds;
+
+    /**
+     * The sidecar's JVM flags: the argument file the image and the chart run ({@code sidecar/src/main/jvm/jvm.options}), so
+     * the figures are those of what ships. SIDECAR_JVM_OPTS replaces it for experiments (docs/bench/jvm-flags.md).
+     */
+    static final String JVM_OPTIONS = "sidecar/src/main/jvm/jvm.options";
+
+    public static void main(String[] args) throws Exception {
+        root = Path.of(args[0]).toAbsolutePath();
+        cp = args[1];
+        boolean quick = false;
+        int soakMinutes = 0;
+        boolean reportOnly = false;
+        for (int i = 2; i < args.length; i++) {
+            switch (args[i]) {
+                case "--quick" -> quick = true;
+                case "--soak" -> soakMinutes = Integer.parseInt(args[++i]);
+                case "--report-only" -> reportOnly = true;
+                default -> throw new IllegalArgumentException("unknown option " + args[i]);
+            }
+        }
+        work = root.resolve("target/bench");
+        Files.createDirectories(work);
+        Files.createDirectories(root.resolve("docs/bench"));
+        if (reportOnly) {
+            Report.write(root, new JsonObject(Files.readString(root.resolve("docs/bench/results.json"))));
+            return;
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(Bench::stopAll));
+        if (soakMinutes > 0) {
+            Soak.run(soakMinutes);
+            return;
+        }
+        JsonObject results = run(quick);
+        Files.writeString(root.resolve("docs/bench/results.json"), results.encodePrettily());
+        Report.write(root, results);
+        System.out.println("wrote docs/benchmarks.md, docs/bench/latency-vs-load.svg, docs/bench/results.json");
+    }
+
+    static JsonObject run(boolean quick) throws Exception {
+        int seconds = quick ? 5 : 15;
+        int rounds = quick ? 1 : 2;
+        // C2 compiles for minutes under this load (hundreds of methods still after 90 s at 1000 streams): a short
+        // warm-up measures the compiler, not the steady state a sidecar lives in
+        int warm = quick ? 5 : 30;
+        int[] levels = {1, 100, 1000, 2000};
+        int events = 30;
+        int intervalMs = 100;
+        int ttftMs = 10;
+        JsonObject results = new JsonObject().put("started", Instant.now().toString()).put("quick", quick)
+                .put("machine", machine())
+                .put("settings", new JsonObject().put("secondsPerPhase", seconds).put("rounds", rounds)
+                        .put("eventsPerStream", events).put("intervalMs", intervalMs).put("ttftMs", ttftMs)
+                        .put("sidecarJvm", sidecarOptsDescription()));
+        long t0 = System.nanoTime();
+
+        Endpoint engine = startEngine();
+        Endpoint nginx = startNginx(engine.port);
+        Endpoint sidecar = startSidecar(engine.port);
+        sidecarPid = sidecar.pids.get(0);
+        ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "sampler");
+            t.setDaemon(true);
+            return t;
+        });
+        sampler.scheduleAtFixedRate(Bench::sample, 200, 200, TimeUnit.MILLISECONDS);
+        Thread.sleep(1000);
+        JsonObject memory = new JsonObject().put("idleAfterStart", procState(sidecarPid));
+        List<Endpoint> targets = List.of(new Endpoint("direct", engine.port, engine.pids, -1),
+                nginx, sidecar);
+
+        // warm-up: JIT of all three paths (and the client is a fresh JVM each phase, so it warms itself)
+        for (Endpoint t : targets) {
+            phase(t, "stream", 100, warm, events, 20, ttftMs, "bench-warmup", engine);
+            phase(t, "burst", 16, Math.max(2, warm / 2), 2000, 0, 0, "bench-warmup", engine);
+            phase(t, "plain", 32, Math.max(2, warm / 3), 0, 0, 0, "bench-warmup", engine);
+        }
+        Thread.sleep(500);
+        memory.put("idleAfterWarmup", procState(sidecarPid));
+
+        JsonArray latency = new JsonArray();
+        for (int level : levels) {
+            for (int r = 0; r < rounds; r++) {
+                for (int k = 0; k < targets.size(); k++) {
+                    Endpoint t = targets.get((k + r + level) % targets.size());
+                    String model = "bench-c" + level + "-r" + r;
+                    if (t.name.equals("sidecar")) {
+                        peakRssKb = 0;
+                        peakThreads = 0;
+                        peakFds = 0;
+                    }
+                    JsonObject gcBefore = t.name.equals("sidecar") ? gcPauses(t.mgmtPort) : null;
+                    ScrapeProbe probe = t.name.equals("sidecar") && level >= 1000 ? new ScrapeProbe(t.mgmtPort) : null;
+                    // short streams at low concurrency (enough TTFT samples), longer ones at high concurrency
+                    // (a realistic request rate: 30 tokens per stream)
+                    int ev = level <= 100 ? 10 : events;
+                    int gap = level <= 1 ? 20 : intervalMs;
+                    JsonObject p = phase(t, "stream", level, seconds, ev, gap, ttftMs, model, engine);
+                    p.put("level", level).put("round", r).put("events", ev).put("intervalMs", gap);
+                    if (probe != null) {
+                        p.put("scrape", probe.stop());
+                    }
+                    if (t.name.equals("sidecar")) {
+                        p.put("peak", new JsonObject().put("rssKb", peakRssKb).put("threads", peakThreads)
+                                .put("fds", peakFds));
+                        p.put("sidecarView", liveStats(t.mgmtPort, model));
+                        p.put("gc", minus(gcPauses(t.mgmtPort), gcBefore));
+                    } else if (t.name.equals("nginx")) {
+                        p.put("nginxRssKb", rssKb(t.pids));
+                    }
+                    latency.add(p);
+                    System.out.printf(Locale.ROOT, "[%4.0fs] c=%-5d %-8s ttft+ p50 %.0f p99 %.0f us, chunk p50 %.0f p99 %.0f us, ev/s %.0f, err %d%n",
+                            (System.nanoTime() - t0) / 1e9, level, t.name,
+                            q(p, "ttftOverhead", "p50"), q(p, "ttftOverhead", "p99"), q(p, "chunkDelay", "p50"),
+                            q(p, "chunkDelay", "p99"), p.getDouble("eventsPerSec", 0.0), p.getLong("errors", 0L));
+                }
+            }
+        }
+        memory.put("idleAfterLoad", procState(sidecarPid));
+        results.put("latency", latency);
+
+        results.put("throughput", interleaved(targets, rounds, "burst", 16, seconds, 5000, engine,
+                (t, p) -> String.format(Locale.ROOT, "burst %-8s %.0f events/s, %.2f cpu-s proxy", t.name,
+                        p.getDouble("eventsPerSec", 0.0), p.getDouble("proxyCpuSeconds", 0.0))));
+        results.put("plain", interleaved(targets, rounds, "plain", 32, seconds, 0, engine,
+                (t, p) -> String.format(Locale.ROOT, "plain %-8s %.0f req/s p99 %.0f us", t.name,
+                        p.getDouble("requestsPerSec", 0.0), q(p, "plainLatency", "p99"))));
+        memory.put("end", procState(sidecarPid));
+        results.put("memory", memory);
+        results.put("elapsedSeconds", (System.nanoTime() - t0) / 1e9);
+        sampler.shutdownNow();
+        stopAll();
+        return results;
+    }
+
+    static double q(JsonObject p, String metric, String quantile) {
+        JsonObject m = p.getJsonObject(metric);
+        return m == null ? Double.NaN : m.getDouble(quantile, Double.NaN);
+    }
+
+    // ---------------------------------------------------------------------------------------------- processes
+
+    record Endpoint(String name, int port, List<Long> pids, int mgmtPort) {
+    }
+
+    /** The sidecar's JVM flags as separate arguments. */
+    static List<String> sidecarOpts() throws IOException {
+        String env = System.getenv("SIDECAR_JVM_OPTS");
+        if (env != null && !env.isBlank()) {
+            return List.of(env.trim().split("\\s+"));
+        }
+        // the launcher's argument-file syntax: whitespace-separated, # starts a comment to the end of the line
+        List<String> opts = new ArrayList<>();
+        for (String line : Files.readAllLines(root.resolve(JVM_OPTIONS))) {
+            int hash = line.indexOf('#');
+            String text = (hash >= 0 ? line.substring(0, hash) : line).trim();
+            if (!text.isEmpty()) {
+                opts.addAll(List.of(text.split("\\s+")));
+            }
+        }
+        return opts;
+    }
+
+    /** What the report says about the flags: which file (or override) and the flags themselves. */
+    static String sidecarOptsDescription() throws IOException {
+        String env = System.getenv("SIDECAR_JVM_OPTS");
+        String source = env != null && !env.isBlank() ? "SIDECAR_JVM_OPTS" : JVM_OPTIONS;
+        return String.join(" ", sidecarOpts()) + " (from " + source + ")";
+    }
+
+    static Process spawn(List<String> command, Path log) throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+        if (log != null) {
+            pb.redirectOutput(log.toFile());
+        }
+        Process p = pb.start();
+        started.add(p);
+        return p;
+    }
+
+    static Endpoint startEngine() throws Exception {
+        Process p = new ProcessBuilder("java", "-Xmx256m", "-XX:+UseParallelGC", "-cp", cp, BenchEngine.class.getName(), "0", "2")
+                .redirectError(work.resolve("engine.err").toFile()).start();
+        started.add(p);
+        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        String line = out.readLine();
+        if (line == null || !line.startsWith("PORT ")) {
+            throw new IllegalStateException("engine did not start: " + line);
+        }
+        int port = Integer.parseInt(line.substring(5).trim());
+        System.out.println("engine   pid " + p.pid() + " port " + port);
+        return new Endpoint("engine", port, List.of(p.pid()), -1);
+    }
+
+    static Endpoint startNginx(int enginePort) throws Exception {
+        Path dir = work.resolve("nginx");
+        Files.createDirectories(dir.resolve("tmp"));
+        int port = freePort();
+        String conf = """
+                daemon off;
+                master_process on;
+                worker_processes 2;
+                worker_rlimit_nofile 20000;
+                pid %1$s/nginx.pid;
+                error_log %1$s/error.log warn;
+                events { worker_connections 8192; }
+                http {
+                  access_log off;
+                  client_body_temp_path %1$s/tmp/body;
+                  proxy_temp_path %1$s/tmp/proxy;
+                  fastcgi_temp_path %1$s/tmp/fastcgi;
+                  uwsgi_temp_path %1$s/tmp/uwsgi;
+                  scgi_temp_path %1$s/tmp/scgi;
+                  upstream engine { server 127.0.0.1:%2$d; keepalive 1024; }
+                  server {
+                    listen 127.0.0.1:%3$d backlog=4096;
+                    location / {
+                      proxy_pass http://engine;
+                      proxy_http_version 1.1;
+                      proxy_set_header Connection "";
+                      proxy_buffering off;
+                      proxy_cache off;
+                      proxy_request_buffering off;
+                      proxy_read_timeout 300s;
+                    }
+                  }
+                }
+                """.formatted(dir, enginePort, port);
+        Files.writeString(dir.resolve("nginx.conf"), conf);
+        Process p = spawn(List.of("nginx", "-c", dir.resolve("nginx.conf").toString(), "-p", dir.toString()),
+                work.resolve("nginx.log"));
+        waitForPort(port, 20);
+        Thread.sleep(300);
+        List<Long> pids = new ArrayList<>();
+        pids.add(p.pid());
+        pids.addAll(children(p.pid()));
+        System.out.println("nginx    pids " + pids + " port " + port);
+        return new Endpoint("nginx", port, pids, -1);
+    }
+
+    static Endpoint startSidecar(int enginePort) throws Exception {
+        int port = freePort();
+        int mgmt = freePort();
+        List<String> cmd = new ArrayList<>();
+        cmd.add("java");
+        cmd.addAll(sidecarOpts());
+        cmd.addAll(List.of("-Dquarkus.http.host=127.0.0.1", "-Dquarkus.http.port=" + port,
+                "-Dquarkus.management.host=127.0.0.1", "-Dquarkus.management.port=" + mgmt,
+                "-Dquarkus.http.accept-backlog=4096",
+                "-Dsidecar.upstream.url=http://127.0.0.1:" + enginePort, "-Dsidecar.engine.scrape-enabled=false",
+                "-Dquarkus.otel.sdk.disabled=true",
+                "-jar", root.resolve("sidecar/target/quarkus-app/quarkus-run.jar").toString()));
+        Process p = spawn(cmd, work.resolve("sidecar.log"));
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        while (true) {
+            try {
+                var res = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + mgmt + "/q/health/ready"))
+                        .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.discarding());
+                if (res.statusCode() == 200) {
+                    break;
+                }
+            } catch (IOException e) {
+                // not up yet
+            }
+            if (!p.isAlive() || System.nanoTime() > deadline) {
+                throw new IllegalStateException("sidecar did not become ready; see target/bench/sidecar.log");
+            }
+            Thread.sleep(200);
+        }
+        System.out.println("sidecar  pid " + p.pid() + " port " + port + " management " + mgmt);
+        return new Endpoint("sidecar", port, List.of(p.pid()), mgmt);
+    }
+
+    static void stopAll() {
+        for (Process p : started) {
+            if (p.isAlive()) {
+                p.destroy();
+            }
+        }
+        for (Process p : started) {
+            try {
+                if (!p.waitFor(5, TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                p.destroyForcibly();
+            }
+        }
+        started.clear();
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    static void waitForPort(int port, int seconds) throws Exception {
+        long deadline = System.nanoTime() + seconds * 1_000_000_000L;
+        while (System.nanoTime() < deadline) {
+            try (var s = new java.net.Socket(InetAddress.getLoopbackAddress(), port)) {
+                return;
+            } catch (IOException e) {
+                Thread.sleep(100);
+            }
+        }
+        throw new IllegalStateException("nothing listening on " + port);
+    }
+
+    // ---------------------------------------------------------------------------------------------- phases
+
+    /**
+     * One unpaced phase per target and round, the targets' order rotated each round (so none always runs first
+     * on a cooler or hotter box); prints each result with {@code line}.
+     */
+    static JsonArray interleaved(List<Endpoint> targets, int rounds, String mode, int conc, int seconds, int events,
+            Endpoint engine, java.util.function.BiFunction<Endpoint, JsonObject, String> line) throws Exception {
+        JsonArray out = new JsonArray();
+        for (int r = 0; r < rounds; r++) {
+            for (int k = 0; k < targets.size(); k++) {
+                Endpoint t = targets.get((k + r) % targets.size());
+                if (t.name.equals("sidecar")) {
+                    peakRssKb = 0;
+                }
+                JsonObject p = phase(t, mode, conc, seconds, events, 0, 0, "bench-" + mode, engine);
+                p.put("round", r);
+                if (t.name.equals("sidecar")) {
+                    p.put("peak", new JsonObject().put("rssKb", peakRssKb));
+                }
+                out.add(p);
+                System.out.println(line.apply(t, p));
+            }
+        }
+        return out;
+    }
+
+    /** One load-client run against one target; adds CPU seconds used by the target and the engine. */
+    static JsonObject phase(Endpoint target, String mode, int conc, int seconds, int events, int intervalMs,
+            int ttftMs, String model, Endpoint engine) throws Exception {
+        long cpuTarget = target.name.equals("direct") ? 0 : cpuTicks(target.pids);
+        long cpuEngine = cpuTicks(engine.pids);
+        long[] box = boxTicks();
+        Process p = new ProcessBuilder("java", "-Xmx768m", "-XX:+UseParallelGC", "-cp", cp, LoadClient.class.getName(), "127.0.0.1",
+                Integer.toString(target.port), mode, Integer.toString(conc), Integer.toString(seconds),
+                Integer.toString(events), Integer.toString(intervalMs), Integer.toString(ttftMs), model, "2")
+                .redirectError(ProcessBuilder.Redirect.appendTo(work.resolve("client.err").toFile())).start();
+        started.add(p);
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+        if (!p.waitFor(seconds + 120L, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+        }
+        started.remove(p);
+        long cpuT = target.name.equals("direct") ? 0 : cpuTicks(target.pids) - cpuTarget;
+        long cpuE = cpuTicks(engine.pids) - cpuEngine;
+        long[] boxAfter = boxTicks();
+        double total = boxAfter[0] - box[0];
+        JsonObject r;
+        try {
+            r = new JsonObject(out.substring(out.lastIndexOf("\n{") + 1));
+        } catch (RuntimeException e) {
+            r = new JsonObject().put("failed", out);
+        }
+        return r.put("target", target.name).put("proxyCpuSeconds", cpuT / 100.0).put("engineCpuSeconds", cpuE / 100.0)
+                .put("stealPercent", total > 0 ? 100.0 * (boxAfter[1] - box[1]) / total : 0.0);
+    }
+
+    /** The sidecar's own view (/q/llm, longest window) of one phase's model: TTFT and ITL percentiles in µs. */
+    static JsonObject liveStats(int mgmtPort, String model) {
+        try {
+            var res = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + mgmtPort + "/q/llm"))
+                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+            JsonObject m = new JsonObject(res.body()).getJsonObject("models").getJsonObject(model);
+            JsonObject view = new JsonObject();
+            if (m == null) {
+                return view;
+            }
+            for (String metric : List.of("ttft", "itl")) {
+                JsonObject w = m.getJsonObject(metric);
+                String longest = null;
+                for (String k : w.fieldNames()) {
+                    longest = k; // windows are ordered shortest first
+                }
+                JsonObject s = w.getJsonObject(longest);
+                view.put(metric, new JsonObject().put("count", s.getLong("count"))
+                        .put("p50", s.getDouble("p50", Double.NaN) * 1e6).put("p99", s.getDouble("p99", Double.NaN) * 1e6)
+                        .put("window", longest));
+            }
+            return view;
+        } catch (Exception e) {
+            return new JsonObject().put("error", e.toString());
+        }
+    }
+
+    /**
+     * The sidecar's collector pauses so far, from its own {@code jvm_gc_pause_seconds} (Micrometer's JVM binder):
+     * count and seconds of young ("minor") and full ("major") collections. A stop-the-world pause holds every event
+     * that arrives meanwhile, so the tail of a phase is read next to the pauses taken during it.
+     */
+    static JsonObject gcPauses(int mgmtPort) {
+        JsonObject g = new JsonObject().put("minorCount", 0.0).put("minorSeconds", 0.0).put("majorCount", 0.0)
+                .put("majorSeconds", 0.0);
+        try {
+            var res = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + mgmtPort + "/q/metrics"))
+                    .header("Accept", "text/plain; version=0.0.4").timeout(Duration.ofSeconds(10)).build(),
+                    HttpResponse.BodyHandlers.ofLines());
+            res.body().filter(l -> l.startsWith("jvm_gc_pause_seconds_count{") || l.startsWith("jvm_gc_pause_seconds_sum{"))
+                    .forEach(l -> {
+                        String kind = l.contains("action=\"end of major GC\"") ? "major" : "minor";
+                        String what = l.startsWith("jvm_gc_pause_seconds_count") ? "Count" : "Seconds";
+                        double v = Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1));
+                        g.put(kind + what, g.getDouble(kind + what) + v);
+                    });
+        } catch (Exception e) {
+            g.put("error", e.toString());
+        }
+        return g;
+    }
+
+    static JsonObject minus(JsonObject after, JsonObject before) {
+        JsonObject d = new JsonObject();
+        for (String k : after.fieldNames()) {
+            if (after.getValue(k) instanceof Number a && before.getValue(k) instanceof Number b) {
+                d.put(k, a.doubleValue() - b.doubleValue());
+            }
+        }
+        return d;
+    }
+
+    /** Scrapes /q/metrics every second while a phase runs: the scrape must stay fast under load. */
+    static final class ScrapeProbe {
+        final Thread thread;
+        volatile boolean stop;
+        final List<Long> millis = new CopyOnWriteArrayList<>();
+        volatile int failures;
+        volatile int bytes;
+
+        ScrapeProbe(int mgmtPort) {
+            thread = new Thread(() -> {
+                long deadline = System.nanoTime() + 600_000_000_000L;
+                while (!stop && System.nanoTime() < deadline) {
+                    long s = System.nanoTime();
+                    try {
+                        var res = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + mgmtPort + "/q/metrics"))
+                                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+                        if (res.statusCode() == 200) {
+                            millis.add((System.nanoTime() - s) / 1_000_000);
+                            bytes = res.body().length();
+                        } else {
+                            failures++;
+                        }
+                    } catch (Exception e) {
+                        failures++;
+                    }
+                    try {
+                        Thread.sleep(1000);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            }, "scrape-probe");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        JsonObject stop() throws InterruptedException {
+            stop = true;
+            thread.interrupt();
+            thread.join(15_000);
+            long max = millis.stream().mapToLong(Long::longValue).max().orElse(-1);
+            return new JsonObject().put("scrapes", millis.size()).put("failures", failures).put("maxMillis", max)
+                    .put("bytes", bytes);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------- /proc
+
+    static void sample() {
+        long pid = sidecarPid;
+        if (pid < 0) {
+            return;
+        }
+        JsonObject s = procState(pid);
+        peakRssKb = Math.max(peakRssKb, s.getLong("rssKb", 0L));
+        peakThreads = Math.max(peakThreads, s.getInteger("threads", 0));
+        peakFds = Math.max(peakFds, s.getInteger("fds", 0));
+    }
+
+    static JsonObject procState(long pid) {
+        JsonObject s = new JsonObject();
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    s.put("rssKb", Long.parseLong(line.replaceAll("[^0-9]", "")));
+                } else if (line.startsWith("Threads:")) {
+                    s.put("threads", Integer.parseInt(line.replaceAll("[^0-9]", "")));
+                }
+            }
+            try (var fds = Files.list(Path.of("/proc/" + pid + "/fd"))) {
+                s.put("fds", (int) fds.count());
+            }
+        } catch (IOException e) {
+            s.put("error", e.toString());
+        }
+        return s;
+    }
+
+    static long rssKb(List<Long> pids) {
+        long sum = 0;
+        for (long pid : pids) {
+            sum += procState(pid).getLong("rssKb", 0L);
+        }
+        return sum;
+    }
+
+    static long cpuTicks(List<Long> pids) {
+        long sum = 0;
+        for (long pid : pids) {
+            try {
+                String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+                String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                sum += Long.parseLong(f[11]) + Long.parseLong(f[12]); // utime, stime
+            } catch (IOException | RuntimeException e) {
+                // process gone
+            }
+        }
+        return sum;
+    }
+
+    /**
+     * All CPU ticks of the machine and those stolen by the hypervisor ({@code /proc/stat}): on a shared VM, time a
+     * vCPU was runnable but not running, which delays every process on it; a phase with steal is noisy.
+     */
+    static long[] boxTicks() {
+        try {
+            String[] f = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
+            long total = 0;
+            for (int i = 1; i <= Math.min(8, f.length - 1); i++) {
+                total += Long.parseLong(f[i]); // user nice system idle iowait irq softirq steal
+            }
+            return new long[] {total, f.length > 8 ? Long.parseLong(f[8]) : 0};
+        } catch (IOException | RuntimeException e) {
+            return new long[] {0, 0};
+        }
+    }
+
+    static List<Long> children(long parent) throws IOException {
+        List<Long> kids = new ArrayList<>();
+        try (var dirs = Files.list(Path.of("/proc"))) {
+            for (Path d : (Iterable<Path>) dirs::iterator) {
+                String name = d.getFileName().toString();
+                if (!name.chars().allMatch(Character::isDigit)) {
+                    continue;
+                }
+                try {
+                    String stat = Files.readString(d.resolve("stat"));
+                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                    if (Long.parseLong(f[1]) == parent) {
+                        kids.add(Long.parseLong(name));
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // raced with exit
+                }
+            }
+        }
+        return kids;
+    }
+
+    static JsonObject machine() {
+        JsonObject m = new JsonObject().put("cores", Runtime.getRuntime().availableProcessors())
+                .put("java", System.getProperty("java.version"));
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/cpuinfo"))) {
+                if (line.startsWith("model name")) {
+                    m.put("cpu", line.substring(line.indexOf(':') + 1).trim());
+                    break;
+                }
+            }
+            m.put("loadAvgAtStart", Files.readString(Path.of("/proc/loadavg")).trim());
+        } catch (IOException e) {
+            // not Linux
+        }
+        return m;
+    }
+}
