@@ -137,7 +137,7 @@ class OpsEndToEndTest {
                     Duration.ofSeconds(1));
             health.start();
             // the GPU row of the dashboards: a recorded DCGM exporter answer, this test's "pod" holds GPUs 0 and 1
-            String dcgm = Files.readString(Path.of("sidecar/src/test/resources/gpu-metrics/dcgm-exporter-kubernetes.txt"));
+            String dcgm = Files.readString(Path.of("src/test/resources/gpu-metrics/dcgm-exporter-kubernetes.txt"));
             HttpServer dcgmServer = ProxyFixture.await(f.vertx.createHttpServer()
                     .requestHandler(r -> r.response().end(dcgm)).listen(0, "127.0.0.1"));
             dev.llmsidecar.gpu.DcgmScraper gpus = new dev.llmsidecar.gpu.DcgmScraper(f.vertx,

@@ -3,6 +3,7 @@ package dev.llmsidecar.ops;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
+import dev.llmsidecar.testkit.Repo;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -23,7 +24,7 @@ import org.junit.jupiter.api.Assumptions;
  */
 final class OpsTools {
 
-    static final Path ROOT = Path.of("").toAbsolutePath();
+    static final Path ROOT = Repo.root();
     static final Path NODE_DIR = ROOT.resolve("sidecar/src/test/ops-node");
 
     private OpsTools() {

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
  */
 class NodeOpenAiClientTest {
 
-    static final Path DIR = Path.of("sidecar/src/test/node");
+    static final Path DIR = Path.of("src/test/node");
 
     @Test
     void openaiNpmClientStreamsAndCompletesThroughTheSidecar() throws Exception {

@@ -167,8 +167,8 @@ class SaturationKneeTest {
         }
         svg.append(String.format(Locale.ROOT, "<polyline points=\"%s\" fill=\"none\" stroke=\"#1f77b4\"/>%n</svg>%n",
                 points.toString().trim()));
-        Files.createDirectories(Path.of("sidecar/target"));
-        Files.writeString(Path.of("sidecar/target/knee-sweep.svg"), svg);
+        Files.createDirectories(Path.of("target"));
+        Files.writeString(Path.of("target/knee-sweep.svg"), svg);
         String committed = System.getenv("KNEE_FIGURE");
         if (committed != null) {
             Files.writeString(Path.of(committed), svg);

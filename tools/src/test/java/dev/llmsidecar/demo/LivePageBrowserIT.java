@@ -150,12 +150,13 @@ class LivePageBrowserIT {
             assertThat(plots.getInteger("plot-load")).isGreaterThan(4);
 
             byte[] png = chromium.screenshot(WIDTH);
-            Path target = Path.of("tools", "target", "live-page.png");
+            Path target = Path.of("target", "live-page.png");
             Files.createDirectories(target.getParent());
             Files.write(target, png);
             String copy = System.getProperty("ui.screenshot", System.getenv("UI_SCREENSHOT"));
             if (copy != null && !copy.isBlank()) {
-                Path to = Path.of(copy);
+                // relative to the repository (docs/img/live-page.png), as the README names it
+                Path to = dev.llmsidecar.testkit.Repo.root().resolve(copy);
                 if (to.getParent() != null) {
                     Files.createDirectories(to.getParent());
                 }

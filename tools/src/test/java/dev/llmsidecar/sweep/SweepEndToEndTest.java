@@ -104,7 +104,7 @@ class SweepEndToEndTest {
                     "1", "--slo", "ttft=" + TTFT_SLO + ",target=0.95", "--out", "target/sweep-e2e/closed");
             long started = System.nanoTime();
             SweepResult r = Sweep.run(o, h.clientVertx, System.err);
-            Path dir = Path.of("tools/target/sweep-e2e/closed");
+            Path dir = Path.of("target/sweep-e2e/closed");
             Report.write(r, dir, "SweepEndToEndTest closed loop");
             double seconds = (System.nanoTime() - started) / 1e9;
 
@@ -159,7 +159,7 @@ class SweepEndToEndTest {
                     "--slo", "ttft=" + TTFT_SLO + ",target=" + target, "--out", "target/sweep-e2e/open");
             long started = System.nanoTime();
             SweepResult r = Sweep.run(o, h.clientVertx, System.err);
-            Path dir = Path.of("tools/target/sweep-e2e/open");
+            Path dir = Path.of("target/sweep-e2e/open");
             Report.write(r, dir, "SweepEndToEndTest open loop");
             double seconds = (System.nanoTime() - started) / 1e9;
 

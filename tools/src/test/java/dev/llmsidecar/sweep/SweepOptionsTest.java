@@ -81,7 +81,7 @@ class SweepOptionsTest {
         assertThat(status).isZero();
         String help = out.toString(StandardCharsets.UTF_8);
         String source = java.nio.file.Files.readString(java.nio.file.Path.of(
-                "tools/src/main/java/dev/llmsidecar/sweep/SweepOptions.java"));
+                "src/main/java/dev/llmsidecar/sweep/SweepOptions.java"));
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("case \"(--[a-z-]+)\"").matcher(source);
         int options = 0;
         while (m.find()) {

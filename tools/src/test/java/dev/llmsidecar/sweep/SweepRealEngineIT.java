@@ -27,7 +27,7 @@ class SweepRealEngineIT {
     @Test
     void aSweepThroughThePackagedSidecarInFrontOfLlamaServer() throws Exception {
         int enginePort = Processes.freePort();
-        Path out = Path.of("tools/target/sweep-llama-server");
+        Path out = Path.of("target/sweep-llama-server");
         Vertx vertx = Vertx.vertx();
         try (Processes.Running engine = Processes.llamaServer(enginePort);
                 Processes.Sidecar sidecar = new Processes.Sidecar("http://127.0.0.1:" + enginePort, Map.of())) {

@@ -2,6 +2,7 @@ package dev.llmsidecar.export.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.llmsidecar.testkit.Repo;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -21,7 +22,7 @@ import org.junit.jupiter.api.Test;
  */
 class MetricsContractDocsTest {
 
-    static final Path DOCS = Path.of("docs");
+    static final Path DOCS = Repo.root().resolve("docs");
     static final Pattern SERIES = Pattern.compile("^`((?:gen_ai|llm_sidecar)_[a-z0-9_]+)`$");
 
     /** One documented series row: its type and OTLP cells (when the table has them) and its label names. */

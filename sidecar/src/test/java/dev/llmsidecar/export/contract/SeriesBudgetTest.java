@@ -2,6 +2,7 @@ package dev.llmsidecar.export.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.llmsidecar.testkit.Repo;
 import dev.llmsidecar.export.LiveWindows;
 import dev.llmsidecar.export.LlmMetrics;
 import dev.llmsidecar.export.SloMetrics;
@@ -34,7 +35,7 @@ class SeriesBudgetTest {
     static final long MS = 1_000_000;
     @Test
     void theDocumentedBudgetPerModelIsTheMeasuredWorstCase() throws Exception {
-        String docs = Files.readString(Path.of("docs/metrics.md"));
+        String docs = Files.readString(Repo.root().resolve("docs/metrics.md"));
         for (Buckets.Preset preset : Buckets.Preset.values()) {
             long lines = linesPerModel(preset);
             String name = preset.name().toLowerCase(java.util.Locale.ROOT);
@@ -50,7 +51,7 @@ class SeriesBudgetTest {
      */
     @Test
     void theDocumentedBudgetPerTenantIsTheMeasuredWorstCase() throws Exception {
-        String docs = Files.readString(Path.of("docs/metrics.md"));
+        String docs = Files.readString(Repo.root().resolve("docs/metrics.md"));
         List<String> every = Contract.all().stream().filter(s -> s.labels().contains(Label.TENANT))
                 .map(Series::name).toList();
         List<String> defaults = TestConfigs.sidecar("http://127.0.0.1:1", Map.of()).tenants().series();
