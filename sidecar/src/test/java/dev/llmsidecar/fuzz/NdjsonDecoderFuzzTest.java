@@ -34,8 +34,9 @@ class NdjsonDecoderFuzzTest {
     }
 
     @FuzzTest
-    @DictionaryEntries({"\\n", "\\r\\n", "{\"model\":\"m\",\"message\":{\"role\":\"assistant\",\"content\":\"a\"},\"done\":false}",
-            "\"done\":true", "\"eval_count\":3", "\"thinking\":\"x\"", "\"tool_calls\":[{}]", "\"error\":\"e\""})
+    @DictionaryEntries({"\\n", "\\r\\n",
+            "{\"model\":\"m\",\"message\":{\"role\":\"assistant\",\"content\":\"a\"},\"done\":false}", "\"done\":true",
+            "\"eval_count\":3", "\"thinking\":\"x\"", "\"tool_calls\":[{}]", "\"error\":\"e\""})
     void linesMatchTheReferenceForAnySplit(FuzzedDataProvider data) {
         int maxLineBytes = data.consumeBoolean() ? data.consumeInt(0, 64) : UNLIMITED;
         int failEvery = data.consumeInt(0, 4); // the handler fails on lines i with i % failEvery == 1 (0: never)
