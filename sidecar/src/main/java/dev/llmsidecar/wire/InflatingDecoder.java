@@ -1,6 +1,8 @@
 package dev.llmsidecar.wire;
 
-import io.vertx.core.buffer.Buffer;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.zip.CRC32;
@@ -54,7 +56,8 @@ public final class InflatingDecoder implements StreamDecoder {
     private int members;
     private byte[] held = NONE;   // input not given to the inflater: a header or trailer still incomplete
     private byte[] room;          // the inflater's output space, allocated at the first inflating
-    private Buffer inflated;      // this read's output not yet handed on
+    private byte[] inflated;      // this read's output not yet handed on: inflatedLength bytes
+    private int inflatedLength;
     private long in;
     private long out;
     private boolean failed;
@@ -95,11 +98,11 @@ public final class InflatingDecoder implements StreamDecoder {
     }
 
     @Override
-    public Buffer onChunk(Buffer chunk, long nanos) {
+    public ByteBuf onChunk(ByteBuf chunk, long nanos) {
         if (!failed) {
-            in += chunk.length();
+            in += chunk.readableBytes();
             try {
-                inflate(chunk.getBytes(), nanos);
+                inflate(ByteBufUtil.getBytes(chunk), nanos);
             } catch (DataFormatException | RuntimeException e) {
                 handOn(nanos); // what this read inflated to before the damage still counts
                 fail();
@@ -109,13 +112,13 @@ public final class InflatingDecoder implements StreamDecoder {
     }
 
     @Override
-    public Buffer onEnd(long nanos) {
+    public ByteBuf onEnd(long nanos) {
         if (!failed) {
             // every read was inflated as far as it goes: nothing is left to get out (a truncated body ends short)
             release();
-            inner.onEnd(nanos);
+            inner.onEnd(nanos).release();
         }
-        return Buffer.buffer(0);
+        return Unpooled.EMPTY_BUFFER;
     }
 
     @Override
@@ -268,19 +271,23 @@ public final class InflatingDecoder implements StreamDecoder {
             memberCrc.update(room, 0, n);
         }
         if (inflated == null) {
-            inflated = Buffer.buffer(Math.max(n, 1024));
+            inflated = new byte[Math.max(n, 1024)];
+            inflatedLength = 0;
+        } else if (inflatedLength + n > inflated.length) {
+            inflated = Arrays.copyOf(inflated, Math.max(inflatedLength + n, 2 * inflated.length));
         }
-        inflated.appendBytes(room, 0, n);
-        if (inflated.length() >= HAND_ON_BYTES) {
+        System.arraycopy(room, 0, inflated, inflatedLength, n);
+        inflatedLength += n;
+        if (inflatedLength >= HAND_ON_BYTES) {
             handOn(nanos);
         }
     }
 
     private void handOn(long nanos) {
-        if (inflated != null && inflated.length() > 0) {
-            Buffer bytes = inflated;
+        if (inflated != null && inflatedLength > 0) {
+            ByteBuf bytes = Unpooled.wrappedBuffer(inflated, 0, inflatedLength);
             inflated = null;
-            inner.onChunk(bytes, nanos);
+            inner.onChunk(bytes, nanos).release(); // the inner decoder measures; what it would forward is not used
         }
     }
 

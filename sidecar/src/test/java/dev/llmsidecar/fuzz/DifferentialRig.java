@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -37,18 +38,16 @@ final class DifferentialRig implements AutoCloseable {
     record Seen(byte[] body, boolean usageAsked) {
     }
 
-    /** A registered case and what the engine saw of it, by phase and path. */
-    private record Case(StreamScenario scenario, Map<String, Seen> seen) {
+    /** A registered case and what the engine saw of it, by phase and path, in order. */
+    private record Case(StreamScenario scenario, Map<String, List<Seen>> seen) {
     }
 
     /**
      * What one checked case did in the sidecar.
      *
-     * @param known the known finding that explained a probe not compared, or null
      * @param countedNotRemoved the sidecar counted injected usage as not removed (llm_sidecar_usage_not_removed)
      */
-    record Outcome(boolean injected, boolean reframed, int probeStatus, KnownFinding known,
-            boolean countedNotRemoved) {
+    record Outcome(boolean injected, boolean reframed, int probeStatus, boolean countedNotRemoved) {
     }
 
     final ScriptedUpstream upstream;
@@ -89,7 +88,8 @@ final class DifferentialRig implements AutoCloseable {
         boolean direct = request.header(DIRECT_HEADER) != null;
         boolean asked = body.getValue("stream_options") instanceof JsonObject options
                 && Boolean.TRUE.equals(options.getValue("include_usage"));
-        c.seen().put(phase + (direct ? "/direct" : "/proxied"), new Seen(request.body(), asked));
+        c.seen().computeIfAbsent(phase + (direct ? "/direct" : "/proxied"), k -> new CopyOnWriteArrayList<>())
+                .add(new Seen(request.body(), asked));
         return c.scenario().reply(phase, asked, !direct);
     }
 
@@ -104,10 +104,8 @@ final class DifferentialRig implements AutoCloseable {
      * the client got the same bytes both ways; also that the sidecar asked the engine for usage only where it may,
      * that it did where it should, that it sent the client's body otherwise unchanged, and that nothing is left in
      * flight.
-     *
-     * @param tolerateKnown a probe difference a {@link KnownFinding} explains is not a failure (fuzzing goes on)
      */
-    Outcome check(StreamScenario s, boolean tolerateKnown) throws Exception {
+    Outcome check(StreamScenario s) throws Exception {
         cases.put(s.model(), new Case(s, new ConcurrentHashMap<>()));
         try {
             RawHttp.Response learnDirect = send(s, Phase.LEARN, true);
@@ -135,17 +133,13 @@ final class DifferentialRig implements AutoCloseable {
             boolean countedNotRemoved = count("llm_sidecar.usage_not_removed") > notRemovedBefore;
             // an injected Content-Length stream loses its length when usage comes out: the entity stays exact
             boolean reframed = injected && probeDirect.status() / 100 == 2 && probeDirect.header("content-length") != null;
-            KnownFinding known = tolerateKnown ? KnownFinding.explaining(s, injected) : null;
-            if (known == null) {
-                assertSameResponse(s, "probe" + (injected ? " (include_usage injected" + (countedNotRemoved
-                        ? ", and the sidecar counted it as not removed)" : ")") : ""), probeDirect, probeProxied,
-                        reframed);
-            }
+            assertSameResponse(s, "probe" + (injected ? " (include_usage injected" + (countedNotRemoved
+                    ? ", and the sidecar counted it as not removed)" : ")") : ""), probeDirect, probeProxied, reframed);
             Throwable engineFailure = upstream.failure.get();
             if (engineFailure != null) {
                 throw new AssertionError("the test engine failed", engineFailure);
             }
-            return new Outcome(injected, reframed, probeDirect.status(), known, countedNotRemoved);
+            return new Outcome(injected, reframed, probeDirect.status(), countedNotRemoved);
         } finally {
             cases.remove(s.model());
         }
@@ -159,22 +153,29 @@ final class DifferentialRig implements AutoCloseable {
 
     /**
      * The engine got the client's body byte for byte, unless include_usage was injected: then it got the same JSON
-     * with {@code stream_options} exactly {@code {"include_usage":true}}.
+     * with {@code stream_options} exactly {@code {"include_usage":true}}, and, where it refused that (an engine that
+     * forbids stream_options), the client's own body byte for byte after it.
      */
     private void assertSameRequest(StreamScenario s, Phase phase, boolean injected) {
-        Map<String, Seen> seen = cases.get(s.model()).seen();
-        Seen direct = seen.get(phase + "/direct");
-        Seen proxied = seen.get(phase + "/proxied");
-        if (direct == null || proxied == null) {
-            throw new AssertionError(phase + ": the engine did not see " + (direct == null ? "the direct" : "the proxied")
-                    + " request\n" + s.describe());
+        Map<String, List<Seen>> seen = cases.get(s.model()).seen();
+        List<Seen> directs = seen.getOrDefault(phase + "/direct", List.of());
+        List<Seen> proxieds = seen.getOrDefault(phase + "/proxied", List.of());
+        if (directs.size() != 1 || proxieds.isEmpty()) {
+            throw new AssertionError(phase + ": the engine saw " + directs.size() + " direct and " + proxieds.size()
+                    + " proxied requests\n" + s.describe());
+        }
+        Seen direct = directs.get(0);
+        Seen proxied = proxieds.get(0);
+        boolean resent = injected && s.engine().reaction() == StreamScenario.UsageReaction.REJECTED;
+        if (proxieds.size() != (resent ? 2 : 1)) {
+            throw new AssertionError(phase + ": the engine saw " + proxieds.size() + " requests through the sidecar, not "
+                    + (resent ? "the injected one and then the client's own" : "one") + "\n" + s.describe());
+        }
+        if (resent) {
+            assertSameBody(s, phase, direct, proxieds.get(1));
         }
         if (!injected) {
-            if (!Arrays.equals(direct.body(), proxied.body())) {
-                throw new AssertionError(phase + ": the engine got a different body through the sidecar\n" + "direct:  "
-                        + new String(direct.body(), StandardCharsets.UTF_8) + "\nproxied: "
-                        + new String(proxied.body(), StandardCharsets.UTF_8) + "\n" + s.describe());
-            }
+            assertSameBody(s, phase, direct, proxied);
             return;
         }
         JsonObject expected = new JsonObject(new String(direct.body(), StandardCharsets.UTF_8));
@@ -189,6 +190,14 @@ final class DifferentialRig implements AutoCloseable {
         if (!expected.equals(got) || !proxied.usageAsked()) {
             throw new AssertionError(phase + ": the injected body is not the client's with include_usage on\nexpected: "
                     + expected.encode() + "\ngot:      " + got.encode() + "\n" + s.describe());
+        }
+    }
+
+    private static void assertSameBody(StreamScenario s, Phase phase, Seen direct, Seen proxied) {
+        if (!Arrays.equals(direct.body(), proxied.body())) {
+            throw new AssertionError(phase + ": the engine got a different body through the sidecar\n" + "direct:  "
+                    + new String(direct.body(), StandardCharsets.UTF_8) + "\nproxied: "
+                    + new String(proxied.body(), StandardCharsets.UTF_8) + "\n" + s.describe());
         }
     }
 

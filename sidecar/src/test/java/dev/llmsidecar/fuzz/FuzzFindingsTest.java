@@ -13,14 +13,12 @@ import dev.llmsidecar.fuzz.StreamScenario.UsageReaction;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 /**
- * What {@link ProxyByteIdentityFuzzTest} found, each minimised to a plain case and checked strictly (no
- * {@link KnownFinding} tolerated). A finding whose fix belongs to the proxy or wire code is {@code @Disabled} with
- * its number until that fix lands; the test fails on the code as it is.
+ * What {@link ProxyByteIdentityFuzzTest} found, each minimised to a plain case: regression tests for the fixes
+ * (docs/fuzzing.md lists the findings).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class FuzzFindingsTest {
@@ -68,30 +66,27 @@ class FuzzFindingsTest {
     // ---- the findings ----
 
     @Test
-    @Disabled("finding 1: an engine refusing stream_options answers the injected request 400; direct, the client gets 200")
     void anEngineThatRefusesStreamOptionsStillServesAClientThatNeverSentThem() throws Exception {
         StreamScenario s = scenario(engine(UsageReaction.REJECTED, LineEnding.LF),
                 List.of(chunk("hi", LineEnding.LF)), ok(Framing.CHUNKED), ok(Framing.CHUNKED), ClientUsage.ABSENT);
-        rig.check(s, false);
+        rig.check(s);
     }
 
     @Test
-    @Disabled("finding 2: a usage member include_usage adds to JSON spread over several data lines is not removed")
     void aUsageMemberInAChunkSpreadOverSeveralDataLinesIsRemoved() throws Exception {
         // data: {\ndata:   "id": ...,\n ... data:   "usage": {...}\ndata: }\n\n reaches the client with its usage
         StreamScenario s = scenario(engine(UsageReaction.MERGED_INTO_FINAL, LineEnding.LF),
                 List.of(multiLineChunk("hi", LineEnding.LF)), ok(Framing.CHUNKED), ok(Framing.CHUNKED),
                 ClientUsage.ABSENT);
-        rig.check(s, false);
+        rig.check(s);
     }
 
     @Test
-    @Disabled("finding 3: an LF right after a usage-only chunk that ends in a bare CR is removed with the chunk")
     void anLfAfterARemovedUsageChunkEndingInCrReachesTheClient() throws Exception {
         // the engine writes ...}\r\r then the usage chunk data: {...}\r\r then \n; direct the client gets }\r\r\n
         StreamScenario s = scenario(engine(UsageReaction.SEPARATE_CHUNK, LineEnding.CR),
                 List.of(chunk("hi", LineEnding.CR), new StreamScenario.Blank(LineEnding.LF)), ok(Framing.CHUNKED),
                 ok(Framing.CHUNKED), ClientUsage.ABSENT);
-        rig.check(s, false);
+        rig.check(s);
     }
 }

@@ -143,7 +143,7 @@ record StreamScenario(String model, Engine engine, List<Event> events, int usage
 
     // ---- generation ----
 
-    /** Weighted: the reactions injection must undo most, a server refusing stream_options rarely (finding 1). */
+    /** Weighted: the reactions injection must undo most, a server refusing stream_options rarely (fuzzing finding 1). */
     private static final UsageReaction[] REACTIONS = {UsageReaction.SEPARATE_CHUNK, UsageReaction.SEPARATE_CHUNK,
         UsageReaction.SEPARATE_CHUNK, UsageReaction.NULL_ON_EVERY_CHUNK, UsageReaction.NULL_ON_EVERY_CHUNK,
         UsageReaction.NULL_ON_EVERY_CHUNK, UsageReaction.MERGED_INTO_FINAL, UsageReaction.MERGED_INTO_FINAL,
@@ -303,28 +303,6 @@ record StreamScenario(String model, Engine engine, List<Event> events, int usage
         return client.usage().injectable() && learn.status() == 200 && learn.framing() != Framing.LENGTH
                 && engine.reaction() != UsageReaction.ALWAYS_MERGED
                 && events.stream().noneMatch(e -> e instanceof Garbage);
-    }
-
-    /** Whether include_usage adds a usage member to a chunk written over several data lines. */
-    boolean usageMemberOnMultiLineData() {
-        int last = -1;
-        for (int i = 0; i < events.size(); i++) {
-            if (events.get(i) instanceof Chunk c) {
-                last = i;
-                if (c.multiLine() && engine.reaction() == UsageReaction.NULL_ON_EVERY_CHUNK) {
-                    return true;
-                }
-            }
-        }
-        return last >= 0 && engine.reaction() == UsageReaction.MERGED_INTO_FINAL && ((Chunk) events.get(last)).multiLine();
-    }
-
-    /** Whether include_usage adds a usage-only chunk ending in a bare CR right before an empty line written with LF. */
-    boolean usageChunkEndingInCrBeforeLf() {
-        UsageReaction r = engine.reaction();
-        int at = usageChunkIndex();
-        return (r == UsageReaction.SEPARATE_CHUNK || r == UsageReaction.NULL_ON_EVERY_CHUNK) && engine.eol() == LineEnding.CR
-                && at < events.size() && events.get(at) instanceof Blank b && b.eol() != LineEnding.CR;
     }
 
     String path() {
@@ -673,9 +651,6 @@ record StreamScenario(String model, Engine engine, List<Event> events, int usage
         }
         sb.append(" events=").append(events.size()).append(kinds).append(usageChunkAt >= 0 ? " usageAt" : "")
                 .append(done ? "" : " noDone").append(" flushes=").append(probe.flushPoints().length);
-        if (o.known() != null) {
-            sb.append(" KNOWN=").append(o.known());
-        }
         return sb.toString();
     }
 

@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 
 import dev.llmsidecar.support.RecordingSink;
-import io.vertx.core.buffer.Buffer;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.zip.Adler32;
@@ -21,15 +23,15 @@ class InflatingDecoderTest {
         boolean ended;
 
         @Override
-        public Buffer onChunk(Buffer chunk, long nanos) {
-            bytes.writeBytes(chunk.getBytes());
+        public ByteBuf onChunk(ByteBuf chunk, long nanos) {
+            bytes.writeBytes(ByteBufUtil.getBytes(chunk));
             return chunk;
         }
 
         @Override
-        public Buffer onEnd(long nanos) {
+        public ByteBuf onEnd(long nanos) {
             ended = true;
-            return Buffer.buffer(0);
+            return Unpooled.EMPTY_BUFFER;
         }
     }
 
@@ -43,13 +45,13 @@ class InflatingDecoderTest {
         for (int i = 0; i < corrupt.length; i++) {
             RecordingSink sink = new RecordingSink();
             StreamDecoder decoder = InflatingDecoder.wrap(new Inner(), sink, encodings[i]);
-            Buffer chunk = Buffer.buffer(corrupt[i]);
-            Buffer[] forwarded = new Buffer[1];
+            ByteBuf chunk = Unpooled.wrappedBuffer(corrupt[i]);
+            ByteBuf[] forwarded = new ByteBuf[1];
             assertThatCode(() -> forwarded[0] = decoder.onChunk(chunk, 1)).as(encodings[i]).doesNotThrowAnyException();
             assertThat(forwarded[0]).isSameAs(chunk);
-            Buffer later = Buffer.buffer("more");
+            ByteBuf later = Unpooled.copiedBuffer("more", StandardCharsets.UTF_8);
             assertThat(decoder.onChunk(later, 2)).isSameAs(later);
-            assertThat(decoder.onEnd(3).length()).isZero();
+            assertThat(decoder.onEnd(3).readableBytes()).isZero();
             assertThat(sink.undecodable).as(encodings[i]).isEqualTo(1);
         }
     }
@@ -64,8 +66,8 @@ class InflatingDecoderTest {
                 RecordingSink sink = new RecordingSink();
                 Inner inner = new Inner();
                 StreamDecoder decoder = InflatingDecoder.wrap(inner, sink, "deflate");
-                decoder.onChunk(Buffer.buffer().appendBytes(body, 0, cut), 1);
-                decoder.onChunk(Buffer.buffer().appendBytes(body, cut, body.length - cut), 2);
+                decoder.onChunk(Unpooled.wrappedBuffer(body, 0, cut), 1);
+                decoder.onChunk(Unpooled.wrappedBuffer(body, cut, body.length - cut), 2);
                 decoder.onEnd(3);
                 assertThat(inner.bytes.toByteArray()).as("window bits %d, cut %d", windowBits, cut).isEqualTo(plain);
                 assertThat(sink.undecodable).isZero();
@@ -109,7 +111,7 @@ class InflatingDecoderTest {
         Inner inner = new Inner();
         StreamDecoder decoder = InflatingDecoder.wrap(inner, sink, "deflate");
         for (int i = 0; i < body.length; i++) {
-            decoder.onChunk(Buffer.buffer().appendBytes(body, i, 1), i);
+            decoder.onChunk(Unpooled.wrappedBuffer(body, i, 1), i);
             assertThat(inner.bytes.toByteArray()).as("after read %d", i).isEqualTo(expectedAfterRead[i]);
         }
     }
@@ -133,7 +135,7 @@ class InflatingDecoderTest {
             Inner inner = new Inner();
             StreamDecoder decoder = InflatingDecoder.wrap(inner, sink, "deflate");
             for (int from = 0; from < length; from += readSize) {
-                decoder.onChunk(Buffer.buffer().appendBytes(body, from, Math.min(readSize, length - from)), from);
+                decoder.onChunk(Unpooled.wrappedBuffer(body, from, Math.min(readSize, length - from)), from);
             }
             decoder.onEnd(length);
             assertThat(inner.bytes.toByteArray()).as("reads of %d", readSize).isEqualTo(plain);
