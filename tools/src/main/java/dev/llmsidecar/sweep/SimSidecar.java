@@ -41,37 +41,15 @@ final class SimSidecar implements AutoCloseable {
     private final Thread hook;
     private final Path logFile;
 
-    /** The demo engine's timing ({@code DemoMode}), with the spec's changes: slots, ttft-ms, itl-ms, jitter. */
+    /** The demo engine's timing ({@code DemoMode}), with the spec's changes ({@link EngineBehaviour#with}). */
     static EngineBehaviour behaviour(String spec) {
-        int slots = 10;
-        long ttftMs = 250;
-        long itlMs = 25;
-        double jitter = 0.4;
-        if (spec != null && !spec.isBlank() && !spec.equals("default")) {
-            for (String part : spec.split(",")) {
-                String[] kv = part.strip().split("=", 2);
-                if (kv.length != 2) {
-                    throw new IllegalArgumentException("--sim: KEY=VALUE expected, got " + part);
-                }
-                try {
-                    switch (kv[0].strip().toLowerCase(Locale.ROOT)) {
-                        case "slots" -> slots = Integer.parseInt(kv[1].strip());
-                        case "ttft-ms" -> ttftMs = Long.parseLong(kv[1].strip());
-                        case "itl-ms" -> itlMs = Long.parseLong(kv[1].strip());
-                        case "jitter" -> jitter = Double.parseDouble(kv[1].strip());
-                        default -> throw new IllegalArgumentException("--sim: unknown key " + kv[0]
-                                + " (slots, ttft-ms, itl-ms, jitter)");
-                    }
-                } catch (NumberFormatException e) {
-                    throw new IllegalArgumentException("--sim: not a number: " + part);
-                }
-            }
+        EngineBehaviour demo = EngineBehaviour.defaults().withSlots(10)
+                .withTiming(Duration.ofMillis(250), Duration.ofMillis(25)).withJitter(0.4);
+        try {
+            return demo.with(spec);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--sim: " + e.getMessage());
         }
-        if (slots < 1 || ttftMs < 0 || itlMs < 0 || jitter < 0 || jitter >= 1) {
-            throw new IllegalArgumentException("--sim: slots >= 1, ttft-ms and itl-ms >= 0, 0 <= jitter < 1: " + spec);
-        }
-        return EngineBehaviour.defaults().withSlots(slots).withTiming(Duration.ofMillis(ttftMs),
-                Duration.ofMillis(itlMs)).withJitter(jitter);
     }
 
     SimSidecar(Vertx vertx, EngineBehaviour behaviour, Path jar, List<String> properties, Path logFile,
