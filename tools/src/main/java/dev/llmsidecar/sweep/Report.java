@@ -353,8 +353,9 @@ public final class Report {
         StringBuilder sb = new StringBuilder();
         sb.append(String.format(Locale.ROOT, "## Step %d against `vllm bench serve`'s definitions%n%n", s.index()));
         sb.append(String.format(Locale.ROOT, "Step %d (%s %s): the sidecar's histogram figures beside the same "
-                + "%d measured requests timed by the sweep's own client, exactly (numpy-style percentiles of every "
-                + "sample), under the sidecar's definitions and under `vllm bench serve`'s "
+                + "%d measured requests timed by the sweep's own client, exactly (percentiles of every sample: "
+                + "HdrHistogram, 3 significant digits, nearest rank), under the sidecar's definitions and under "
+                + "`vllm bench serve`'s "
                 + "(vllm/benchmarks/lib/endpoint_request_func.py, serve.py; docs/metrics.md). p50 · p99, ms.%n%n",
                 s.index(), o.formatLoad(s.load()), o.loadUnit(), c.ok()));
         sb.append("| figure | sidecar (its histograms) | client, sidecar's definition (exact) | client, "
