@@ -322,38 +322,47 @@ public final class SimulatedEngine {
         }
 
         void sendTokens(long scheduledAt) {
-            if (closed) {
-                return;
-            }
-            if (stallAfter >= 0 && chunksSent >= stallAfter) {
-                return; // keep the connection open, send nothing more
-            }
-            if (failAfter >= 0 && chunksSent >= failAfter) {
-                finishGeneration();
-                res.reset(); // abrupt close mid-stream
-                return;
-            }
-            boolean reasoning = tokensSent < reasoningTokens;
-            int n = Math.min(tokensPerChunk, (reasoning ? reasoningTokens : outputTokens) - tokensSent);
-            String frame = dialect.token(turn, tokensSent, n, text(tokensSent, n), reasoning);
-            tokensSent += n;
-            chunksSent++;
-            boolean last = tokensSent >= outputTokens;
-            // stamped before the write: a reader on another thread can have the bytes before write() returns
-            long now = System.nanoTime();
-            write(stamps ? stamped(frame, now, chunksSent == 1 ? arrival : -1) : frame);
-            if (firstSent < 0) {
-                firstSent = now;
-            }
-            lastSent = now;
-            if (chunksSent > sentTimes.length) {
-                sentTimes = java.util.Arrays.copyOf(sentTimes, sentTimes.length * 2);
-            }
-            sentTimes[chunksSent - 1] = now;
-            if (!last) {
-                long next = scheduledAt + jittered(interChunkNanos);
-                schedule(next, () -> sendTokens(next));
-                return;
+            long at = scheduledAt;
+            // with no gap, up to 64 chunks in one go while the client keeps up: a task per chunk costs more than the
+            // chunk, and after 64 the loop's other streams get their turn
+            for (int batch = 1; ; batch++) {
+                if (closed) {
+                    return;
+                }
+                if (stallAfter >= 0 && chunksSent >= stallAfter) {
+                    return; // keep the connection open, send nothing more
+                }
+                if (failAfter >= 0 && chunksSent >= failAfter) {
+                    finishGeneration();
+                    res.reset(); // abrupt close mid-stream
+                    return;
+                }
+                boolean reasoning = tokensSent < reasoningTokens;
+                int n = Math.min(tokensPerChunk, (reasoning ? reasoningTokens : outputTokens) - tokensSent);
+                String frame = dialect.token(turn, tokensSent, n, text(tokensSent, n), reasoning);
+                tokensSent += n;
+                chunksSent++;
+                boolean last = tokensSent >= outputTokens;
+                // stamped before the write: a reader on another thread can have the bytes before write() returns
+                long now = System.nanoTime();
+                write(stamps ? stamped(frame, now, chunksSent == 1 ? arrival : -1) : frame);
+                if (firstSent < 0) {
+                    firstSent = now;
+                }
+                lastSent = now;
+                if (chunksSent > sentTimes.length) {
+                    sentTimes = java.util.Arrays.copyOf(sentTimes, sentTimes.length * 2);
+                }
+                sentTimes[chunksSent - 1] = now;
+                if (last) {
+                    break;
+                }
+                long next = at + jittered(interChunkNanos);
+                if (interChunkNanos > 0 || batch == 64 || res.writeQueueFull()) {
+                    schedule(next, () -> sendTokens(next));
+                    return;
+                }
+                at = next;
             }
             for (String end : dialect.end(turn, times())) {
                 write(end);
