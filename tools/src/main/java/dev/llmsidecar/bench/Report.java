@@ -43,23 +43,27 @@ final class Report {
         md.append("""
                 ## Method
 
-                * **Engine**: `tools/src/main/java/dev/llmsidecar/bench/BenchEngine.java`, a minimal OpenAI-style SSE server (Vert.x, 2 event loops).
-                  Every event carries `"t":<System.nanoTime()>` taken just before the write; the first event also
-                  carries `"a"`, the nanoTime at which the request arrived. `System.nanoTime()` is CLOCK_MONOTONIC
-                  on Linux, comparable across processes on one machine. It honours `include_usage` with a final
-                  usage-only chunk (the sidecar injects it and strips that chunk again, as in production).
+                * **Engine**: the simulated engine (`testkit/src/main/java/dev/llmsidecar/sim/SimulatedEngine.java`,
+                  its OpenAI chat format, no slot limit, no role-only first chunk) in a process of its own (`EngineMain`,
+                  Vert.x, 2 event loops). With `x-sim-stamps` every token event carries `"t":<System.nanoTime()>` taken
+                  just before the write; the first event also carries `"a"`, the nanoTime at which the request arrived.
+                  `System.nanoTime()` is CLOCK_MONOTONIC on Linux, comparable across processes on one machine. It
+                  honours `include_usage` with a final usage-only chunk (the sidecar injects it and strips that chunk
+                  again, as in production).
                 * **Targets**, measured in the same run and interleaved (each round rotates the order): *direct*
                   (the engine itself), *nginx* (Debian nginx-light 1.22, `proxy_buffering off`, 2 workers, upstream
                   keepalive), *sidecar* (`sidecar/target/quarkus-app/quarkus-run.jar`, JVM flags below).
-                * **Load client**: `tools/src/main/java/dev/llmsidecar/bench/LoadClient.java`, one fresh JVM per phase, closed loop: it keeps N streams
+                * **Load client**: `tools/src/main/java/dev/llmsidecar/bench/BenchClient.java` on the tools' load client
+                  (`dev.llmsidecar.load`), one fresh JVM per phase, closed loop: it keeps N streams
                   open (a finished stream is replaced at once). Each request carries the headers the OpenAI Python
                   SDK sends (user agent, `x-stainless-*`, an `authorization` as long as a project key: 16 with host
-                  and length) besides the engine's three `x-bench-*` settings. The first fifth of each phase (at most
+                  and length) besides the engine's `x-sim-*` settings (events, gap, TTFT, stamps). The first fifth of each phase (at most
                   2 s) is not recorded (client JIT warm-up). Per event: *chunk delay* = arrival nanoTime − `t`. Per stream:
                   *TTFT overhead* = (`a` − client send time) + (arrival of the first token − its `t`): everything
                   between client and engine except the engine's own (scheduled) prefill time.
                 * **Added latency** = quantile via the proxy − the same quantile direct, per concurrency level,
-                  averaged over rounds. Percentiles come from HdrHistograms (3 digits) in the client.
+                  averaged over rounds. Percentiles come from HdrHistograms (3 digits, nearest rank) in the client,
+                  the tools' one rule (`dev.llmsidecar.load.Latencies`).
                 * **Throughput** (*burst*): 16 streams of 5 000 events that the engine writes as fast as the path
                   drains; events/s at the client and CPU seconds of the proxy process(es) from `/proc/PID/stat`. At
                   this rate TCP coalesces many events into one read, so a read carries several events; the paced
