@@ -1,5 +1,7 @@
 package dev.llmsidecar.bench;
 
+import dev.llmsidecar.report.Fmt;
+import dev.llmsidecar.report.MarkdownTable;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.file.Files;
@@ -45,13 +47,14 @@ final class Soak {
                 .append(result.getString("started")).append(". 200 concurrent streams (10 events, 100 ms apart) plus a ")
                 .append("burst of non-streaming requests every minute, through the sidecar (JVM flags `")
                 .append(bench.sidecarOptsDescription()).append("`). ").append(streams).append(" requests, ").append(errors)
-                .append(" errors.\n\n| minute | RSS (MB) | threads | fds | events/s |\n|---:|---:|---:|---:|---:|\n");
+                .append(" errors.\n\n");
+        MarkdownTable table = new MarkdownTable("minute", "RSS (MB)", "threads", "fds", "events/s").align("rrrrr");
         for (int i = 0; i < samples.size(); i++) {
             JsonObject s = samples.getJsonObject(i);
-            md.append(String.format(Locale.ROOT, "| %d | %.1f | %d | %d | %.0f |%n", s.getInteger("minute"),
-                    s.getLong("rssKb", 0L) / 1024.0, s.getInteger("threads", 0), s.getInteger("fds", 0),
-                    s.getDouble("eventsPerSec", 0.0)));
+            table.row(s.getInteger("minute"), Fmt.fixed(s.getLong("rssKb", 0L) / 1024.0, 1), s.getInteger("threads", 0),
+                    s.getInteger("fds", 0), Fmt.fixed(s.getDouble("eventsPerSec", 0.0), 0));
         }
+        md.append(table);
         if (samples.size() >= 3) {
             // compare the second sample (after warm-up) with the last one
             JsonObject a = samples.getJsonObject(1);
