@@ -1,13 +1,13 @@
 package dev.llmsidecar.bench;
 
 import dev.llmsidecar.sim.EngineMain;
+import dev.llmsidecar.testkit.Processes;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -201,16 +201,7 @@ public final class Bench {
         if (env != null && !env.isBlank()) {
             return List.of(env.trim().split("\\s+"));
         }
-        // the launcher's argument-file syntax: whitespace-separated, # starts a comment to the end of the line
-        List<String> opts = new ArrayList<>();
-        for (String line : Files.readAllLines(root.resolve(JVM_OPTIONS))) {
-            int hash = line.indexOf('#');
-            String text = (hash >= 0 ? line.substring(0, hash) : line).trim();
-            if (!text.isEmpty()) {
-                opts.addAll(List.of(text.split("\\s+")));
-            }
-        }
-        return opts;
+        return Processes.jvmOptions(root.resolve(JVM_OPTIONS));
     }
 
     /** What the report says about the flags: which file (or override) and the flags themselves. */
@@ -247,7 +238,7 @@ public final class Bench {
     Endpoint startNginx(int enginePort) throws Exception {
         Path dir = work.resolve("nginx");
         Files.createDirectories(dir.resolve("tmp"));
-        int port = freePort();
+        int port = Processes.freePort();
         String conf = """
                 daemon off;
                 master_process on;
@@ -291,36 +282,14 @@ public final class Bench {
     }
 
     Endpoint startSidecar(int enginePort) throws Exception {
-        int port = freePort();
-        int mgmt = freePort();
-        List<String> cmd = new ArrayList<>();
-        cmd.add("java");
-        cmd.addAll(sidecarOpts());
-        cmd.addAll(List.of("-Dquarkus.http.host=127.0.0.1", "-Dquarkus.http.port=" + port,
-                "-Dquarkus.management.host=127.0.0.1", "-Dquarkus.management.port=" + mgmt,
-                "-Dquarkus.http.accept-backlog=4096",
-                "-Dsidecar.upstream.url=http://127.0.0.1:" + enginePort, "-Dsidecar.engine.scrape-enabled=false",
-                "-Dquarkus.otel.sdk.disabled=true",
-                "-jar", root.resolve("sidecar/target/quarkus-app/quarkus-run.jar").toString()));
-        Process p = spawn(cmd, work.resolve("sidecar.log"));
-        long deadline = System.nanoTime() + 60_000_000_000L;
-        while (true) {
-            try {
-                var res = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + mgmt + "/q/health/ready"))
-                        .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.discarding());
-                if (res.statusCode() == 200) {
-                    break;
-                }
-            } catch (IOException e) {
-                // not up yet
-            }
-            if (!p.isAlive() || System.nanoTime() > deadline) {
-                throw new IllegalStateException("sidecar did not become ready; see target/bench/sidecar.log");
-            }
-            Thread.sleep(200);
-        }
-        System.out.println("sidecar  pid " + p.pid() + " port " + port + " management " + mgmt);
-        return new Endpoint("sidecar", port, List.of(p.pid()), mgmt);
+        Processes.Sidecar s = Processes.Sidecar.launch(root.resolve("sidecar/target/quarkus-app/quarkus-run.jar"))
+                .jvmOptions(sidecarOpts()).upstream("http://127.0.0.1:" + enginePort)
+                .property("quarkus.http.accept-backlog", "4096").property("sidecar.engine.scrape-enabled", "false")
+                .property("quarkus.otel.sdk.disabled", "true").log(work.resolve("sidecar.log")).start();
+        started.add(s.running.process);
+        s.awaitReady(Duration.ofSeconds(60));
+        System.out.println("sidecar  pid " + s.pid() + " port " + s.proxyPort + " management " + s.managementPort);
+        return new Endpoint("sidecar", s.proxyPort, List.of(s.pid()), s.managementPort);
     }
 
     void stopAll() {
@@ -339,12 +308,6 @@ public final class Bench {
             }
         }
         started.clear();
-    }
-
-    static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
     }
 
     static void waitForPort(int port, int seconds) throws Exception {
