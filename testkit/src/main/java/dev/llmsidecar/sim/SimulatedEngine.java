@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -29,8 +30,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code x-sim-output-tokens}, {@code x-sim-tokens-per-chunk}, {@code x-sim-reasoning-tokens} (the first N output
  * tokens are reasoning / thinking, in formats that carry it), {@code x-sim-status} (answer with this error
  * status), {@code x-sim-fail-after-chunks} (close the connection after N token chunks),
- * {@code x-sim-stall-after-chunks} (stop sending after N token chunks, keep the connection), and
- * {@code x-request-id} (response id, for byte-exact comparisons).
+ * {@code x-sim-stall-after-chunks} (stop sending after N token chunks, keep the connection),
+ * {@code x-sim-stamps: 1} (each token chunk's JSON ends with {@code "t":<System.nanoTime()>} taken just before its
+ * write, the first one also with {@code "a":<nanoTime the request was received>}: a client on the same machine splits
+ * latency into request path, engine schedule and response path without trusting a proxy),
+ * {@code x-sim-format: /v1/chat/completions} (answer a path it does not know in the format of the one named: the
+ * benchmark's path that the sidecar forwards without timing), and
+ * {@code x-request-id} (response id, for byte-exact comparisons). An inter-chunk time of 0 sends as fast as the
+ * client reads: the next chunk waits while the connection's write queue is full.
  */
 public final class SimulatedEngine {
 
@@ -42,6 +49,8 @@ public final class SimulatedEngine {
     private final Random random;
     private final Deque<Runnable> queue = new ArrayDeque<>();
     private final ConcurrentLinkedDeque<ServedRequest> served = new ConcurrentLinkedDeque<>();
+    /** The deque's size: its own size() walks every node, too slow at thousands of requests a second. */
+    private final AtomicInteger servedCount = new AtomicInteger();
     private final AtomicLong ids = new AtomicLong();
     private final Map<String, SimDialect> dialects = Map.of(
             "/v1/chat/completions", new OpenAiDialect(true),
@@ -116,7 +125,9 @@ public final class SimulatedEngine {
     /** Starts on host:port (0 = any free port); completes with the bound port. */
     public Future<Integer> start(String host, int port) {
         // one verticle-less server on one event loop: all engine state is confined to that loop
-        server = vertx.createHttpServer(new HttpServerOptions().setHost(host).setPort(port).setTcpNoDelay(true));
+        // a deep accept queue: the benchmark opens thousands of connections within a second
+        server = vertx.createHttpServer(new HttpServerOptions().setHost(host).setPort(port).setTcpNoDelay(true)
+                .setAcceptBacklog(8192));
         return server.requestHandler(this::handle).listen().map(HttpServer::actualPort);
     }
 
@@ -131,6 +142,7 @@ public final class SimulatedEngine {
 
     public void clearServed() {
         served.clear();
+        servedCount.set(0);
     }
 
     /** Keeps a copy of every response body in {@link ServedRequest#responseBody()} (tests: byte-exact checks). */
@@ -141,7 +153,8 @@ public final class SimulatedEngine {
 
     private void handle(HttpServerRequest req) {
         String path = req.path();
-        SimDialect dialect = dialects.get(path);
+        String format = req.getHeader("x-sim-format");
+        SimDialect dialect = dialects.containsKey(path) || format == null ? dialects.get(path) : dialects.get(format);
         if (dialect != null) {
             if (req.method().name().equals("POST")) {
                 req.body().onSuccess(body -> generate(req, body, dialect));
@@ -226,6 +239,7 @@ public final class SimulatedEngine {
         final long interChunkNanos;
         final int failAfter;
         final int stallAfter;
+        final boolean stamps;
         final long arrival;
         long slotStart;
         int tokensSent;
@@ -262,6 +276,8 @@ public final class SimulatedEngine {
                     ? intHeader(req, "x-sim-inter-chunk-ms", 0) * 1_000_000L : behaviour.interChunk().toNanos();
             this.failAfter = intHeader(req, "x-sim-fail-after-chunks", -1);
             this.stallAfter = intHeader(req, "x-sim-stall-after-chunks", -1);
+            String stamp = req.getHeader("x-sim-stamps");
+            this.stamps = stamp != null && (stamp.equals("1") || stamp.equalsIgnoreCase("true"));
             int promptTokens = Math.max(1, body.length() / 4);
             int cachedTokens = (int) (promptTokens * behaviour.cachedTokenRatio()) / 16 * 16;
             this.turn = new SimTurn(id, model != null ? model : behaviour.model(), created, promptTokens, cachedTokens,
@@ -306,38 +322,47 @@ public final class SimulatedEngine {
         }
 
         void sendTokens(long scheduledAt) {
-            if (closed) {
-                return;
-            }
-            if (stallAfter >= 0 && chunksSent >= stallAfter) {
-                return; // keep the connection open, send nothing more
-            }
-            if (failAfter >= 0 && chunksSent >= failAfter) {
-                finishGeneration();
-                res.reset(); // abrupt close mid-stream
-                return;
-            }
-            boolean reasoning = tokensSent < reasoningTokens;
-            int n = Math.min(tokensPerChunk, (reasoning ? reasoningTokens : outputTokens) - tokensSent);
-            String frame = dialect.token(turn, tokensSent, n, text(tokensSent, n), reasoning);
-            tokensSent += n;
-            chunksSent++;
-            boolean last = tokensSent >= outputTokens;
-            // stamped before the write: a reader on another thread can have the bytes before write() returns
-            long now = System.nanoTime();
-            write(frame);
-            if (firstSent < 0) {
-                firstSent = now;
-            }
-            lastSent = now;
-            if (chunksSent > sentTimes.length) {
-                sentTimes = java.util.Arrays.copyOf(sentTimes, sentTimes.length * 2);
-            }
-            sentTimes[chunksSent - 1] = now;
-            if (!last) {
-                long next = scheduledAt + jittered(interChunkNanos);
-                schedule(next, () -> sendTokens(next));
-                return;
+            long at = scheduledAt;
+            // with no gap, up to 64 chunks in one go while the client keeps up: a task per chunk costs more than the
+            // chunk, and after 64 the loop's other streams get their turn
+            for (int batch = 1; ; batch++) {
+                if (closed) {
+                    return;
+                }
+                if (stallAfter >= 0 && chunksSent >= stallAfter) {
+                    return; // keep the connection open, send nothing more
+                }
+                if (failAfter >= 0 && chunksSent >= failAfter) {
+                    finishGeneration();
+                    res.reset(); // abrupt close mid-stream
+                    return;
+                }
+                boolean reasoning = tokensSent < reasoningTokens;
+                int n = Math.min(tokensPerChunk, (reasoning ? reasoningTokens : outputTokens) - tokensSent);
+                String frame = dialect.token(turn, tokensSent, n, text(tokensSent, n), reasoning);
+                tokensSent += n;
+                chunksSent++;
+                boolean last = tokensSent >= outputTokens;
+                // stamped before the write: a reader on another thread can have the bytes before write() returns
+                long now = System.nanoTime();
+                write(stamps ? stamped(frame, now, chunksSent == 1 ? arrival : -1) : frame);
+                if (firstSent < 0) {
+                    firstSent = now;
+                }
+                lastSent = now;
+                if (chunksSent > sentTimes.length) {
+                    sentTimes = java.util.Arrays.copyOf(sentTimes, sentTimes.length * 2);
+                }
+                sentTimes[chunksSent - 1] = now;
+                if (last) {
+                    break;
+                }
+                long next = at + jittered(interChunkNanos);
+                if (interChunkNanos > 0 || batch == 64 || res.writeQueueFull()) {
+                    schedule(next, () -> sendTokens(next));
+                    return;
+                }
+                at = next;
             }
             for (String end : dialect.end(turn, times())) {
                 write(end);
@@ -375,10 +400,13 @@ public final class SimulatedEngine {
 
         void schedule(long atNanos, Runnable action) {
             long delayMs = Math.round((atNanos - System.nanoTime()) / 1e6);
-            if (delayMs < 1) {
-                vertx.runOnContext(v -> action.run());
-            } else {
+            if (delayMs >= 1) {
                 timer = vertx.setTimer(delayMs, t -> action.run());
+            } else if (res.writeQueueFull()) {
+                // due now but the client is behind: no faster than it reads, as a real server's socket would block
+                res.drainHandler(v -> action.run());
+            } else {
+                vertx.runOnContext(v -> action.run());
             }
         }
 
@@ -425,10 +453,23 @@ public final class SimulatedEngine {
         void record(boolean cancelled, long closedAt) {
             served.add(new ServedRequest(turn.id(), body, arrival, firstSent, lastSent, chunksSent, cancelled, closedAt,
                     java.util.Arrays.copyOf(sentTimes, chunksSent), written));
-            while (served.size() > 10_000) {
-                served.pollFirst();
+            if (servedCount.incrementAndGet() > 10_000 && served.pollFirst() != null) {
+                servedCount.decrementAndGet();
             }
         }
+    }
+
+    /** The frame with {@code ,"a":arrival} (when >= 0) and {@code ,"t":sent} before its last '}'. */
+    static String stamped(String frame, long sent, long arrival) {
+        int close = frame.lastIndexOf('}');
+        if (close < 0) {
+            return frame;
+        }
+        StringBuilder sb = new StringBuilder(frame.length() + 48).append(frame, 0, close);
+        if (arrival >= 0) {
+            sb.append(",\"a\":").append(arrival);
+        }
+        return sb.append(",\"t\":").append(sent).append(frame, close, frame.length()).toString();
     }
 
     static String text(int from, int n) {
