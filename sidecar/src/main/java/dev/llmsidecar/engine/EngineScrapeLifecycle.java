@@ -22,33 +22,20 @@ public class EngineScrapeLifecycle {
 
     void start(@Observes StartupEvent event, Vertx vertx, TelemetryProducer telemetry, SidecarConfig config) {
         SidecarConfig.Engine engine = config.engine();
+        URI upstream = config.upstream().url();
         // the engine's signals go to every backend of the metrics contract, OTLP included
         Recorders recorders = telemetry.telemetry().recorders();
         if (engine.healthEnabled()) {
-            health = new EngineHealth(vertx, recorders, under(config.upstream().url(), engine.healthPath()),
+            health = new EngineHealth(vertx, recorders, under(upstream, engine.healthPath()),
                     engine.healthInterval(), engine.scrapeTimeout());
             health.start();
         }
-        if (!engine.scrapeEnabled()) {
-            return;
+        if (engine.scrapeEnabled()) {
+            URI url = engine.metricsUrl().orElseGet(() -> defaultUrl(upstream));
+            scraper = new EngineMetricsScraper(vertx, recorders, url, engine.scrapeInterval(), engine.scrapeTimeout());
+            scraper.start();
+            telemetry.telemetry().engineView(scraper::view);
         }
-        URI url = engine.metricsUrl().orElseGet(() -> defaultUrl(config.upstream().url()));
-        scraper = new EngineMetricsScraper(vertx, recorders, url, engine.scrapeInterval(), engine.scrapeTimeout());
-        scraper.start();
-        telemetry.telemetry().engineView(this::view);
-    }
-
-    /** The engine member of /q/llm (docs/slo.md): the last scrape; null for what the engine does not say. */
-    private io.vertx.core.json.JsonObject view() {
-        EngineSnapshot s = scraper.latest();
-        return new io.vertx.core.json.JsonObject().put("up", scraper.up()).put("kind", s.kind().label())
-                .put("requests_waiting", finite(s.requestsWaiting())).put("requests_running", finite(s.requestsRunning()))
-                .put("kv_cache_usage_ratio", finite(s.kvCacheUsageRatio()))
-                .put("prefix_cache_hit_ratio", finite(s.prefixCacheHitRatio()));
-    }
-
-    private static Double finite(double v) {
-        return Double.isFinite(v) ? v : null;
     }
 
     /** The engine health probe, or null when it is off. */

@@ -180,6 +180,9 @@ class SidecarApplicationTest {
         assertThat(live.getJsonObject("engine").getBoolean("up")).isTrue();
         assertThat(live.getJsonObject("engine").getString("kind")).isEqualTo("vllm");
         assertThat(live.getJsonObject("engine").getDouble("requests_waiting")).isZero();
+        // the figures' age: scraped every 0.2 s here (the test profile), under 10 s on any machine
+        assertThat(live.getJsonObject("engine").getDouble("scrape_age_seconds")).isBetween(0.0, 10.0);
+        assertThat(s.sum("llm_sidecar_engine_scrape_age_seconds")).isBetween(0.0, 10.0);
         assertThat(live.getJsonObject("saturation").getJsonArray("bands")).isNotNull();
     }
 
