@@ -1,24 +1,28 @@
 package dev.llmsidecar.engine;
 
 import dev.llmsidecar.config.SidecarConfig;
+import dev.llmsidecar.export.ModelLabels;
 import dev.llmsidecar.export.TelemetryProducer;
 import dev.llmsidecar.export.contract.Recorders;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.net.URI;
 
 /**
- * Starts the engine metrics scraper and the engine health probe with the application (sidecar.engine.*), stops them
- * on shutdown.
+ * Starts the engine metrics scraper, the engine health probe and the served-model discovery with the application
+ * (sidecar.engine.*), stops them on shutdown.
  */
 @ApplicationScoped
 public class EngineScrapeLifecycle {
 
     private EngineMetricsScraper scraper;
     private EngineHealth health;
+    private ServedModels models;
 
     void start(@Observes StartupEvent event, Vertx vertx, TelemetryProducer telemetry, SidecarConfig config) {
         SidecarConfig.Engine engine = config.engine();
@@ -30,12 +34,29 @@ public class EngineScrapeLifecycle {
                     engine.healthInterval(), engine.scrapeTimeout());
             health.start();
         }
+        if (engine.modelDiscovery()) {
+            ModelLabels labels = telemetry.telemetry().metrics().models();
+            models = new ServedModels(vertx, recorders, engine.modelsUrl().orElseGet(() -> under(upstream, "/v1/models")),
+                    engine.modelsInterval(), engine.scrapeTimeout(), labels::serving);
+            models.start();
+        }
         if (engine.scrapeEnabled()) {
             URI url = engine.metricsUrl().orElseGet(() -> defaultUrl(upstream));
             scraper = new EngineMetricsScraper(vertx, recorders, url, engine.scrapeInterval(), engine.scrapeTimeout());
             scraper.start();
-            telemetry.telemetry().engineView(scraper::view);
         }
+        if (scraper != null || models != null) {
+            telemetry.telemetry().engineView(this::view);
+        }
+    }
+
+    /** The engine member of /q/llm (docs/slo.md): the last scrape with its age, and the models the engine serves. */
+    private JsonObject view() {
+        JsonObject view = scraper != null ? scraper.view() : new JsonObject();
+        if (models != null) {
+            view.put("served_models", new JsonArray(models.names()));
+        }
+        return view;
     }
 
     /** The engine health probe, or null when it is off. */
@@ -49,6 +70,9 @@ public class EngineScrapeLifecycle {
         }
         if (health != null) {
             health.stop();
+        }
+        if (models != null) {
+            models.stop();
         }
     }
 
