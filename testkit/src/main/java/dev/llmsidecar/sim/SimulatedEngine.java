@@ -21,10 +21,12 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * An inference server without a GPU, on a known schedule, with a bounded number of generation slots (requests
- * beyond them queue) and a vLLM-style {@code /metrics}. It speaks every wire format the sidecar decodes, one
- * {@link SimDialect} each: OpenAI chat / completions / responses / embeddings, Anthropic messages, Ollama
- * /api/chat and /api/generate, TGI /generate_stream and /generate, llama.cpp /completion. Used by the tests, the
- * benchmark and the demo.
+ * beyond them queue) and a vLLM-style {@code /metrics} that says what it does: {@code num_requests_running} = slots in
+ * use, {@code num_requests_waiting} = requests queued for one, at the moment it is asked. It speaks every wire format
+ * the sidecar decodes, one {@link SimDialect} each: OpenAI chat / completions / responses / embeddings, Anthropic
+ * messages, Ollama /api/chat and /api/generate, TGI /generate_stream and /generate, llama.cpp /completion; and names
+ * the model it serves as they do: {@code GET /v1/models}, TGI's {@code /info}, llama.cpp's {@code /props}. Used by
+ * the tests, the benchmark and the demo.
  *
  * <p>Per-request overrides (headers): {@code x-sim-ttft-ms}, {@code x-sim-inter-chunk-ms},
  * {@code x-sim-output-tokens}, {@code x-sim-tokens-per-chunk}, {@code x-sim-reasoning-tokens} (the first N output
@@ -47,7 +49,8 @@ public final class SimulatedEngine {
     private final Vertx vertx;
     private final EngineBehaviour behaviour;
     private final Random random;
-    private final Deque<Runnable> queue = new ArrayDeque<>();
+    // event-loop confined: requests holding a slot, and those queued for one (a cancelled one leaves at once)
+    private final Deque<Generation> queue = new ArrayDeque<>();
     private final ConcurrentLinkedDeque<ServedRequest> served = new ConcurrentLinkedDeque<>();
     /** The deque's size: its own size() walks every node, too slow at thousands of requests a second. */
     private final AtomicInteger servedCount = new AtomicInteger();
@@ -66,6 +69,7 @@ public final class SimulatedEngine {
     private HttpServer server;
     private int running;
     private volatile boolean recordResponses;
+    private volatile List<String> servedModels;
 
     // vLLM-style counters (event-loop confined writes, read by /metrics on the same loop)
     private long promptTokensTotal;
@@ -116,6 +120,22 @@ public final class SimulatedEngine {
         this.vertx = vertx;
         this.behaviour = behaviour;
         this.random = new Random(behaviour.seed());
+        this.servedModels = List.of(behaviour.model());
+    }
+
+    /**
+     * The models {@code /v1/models}, {@code /info} and {@code /props} name from now on, and the model of a request that
+     * names none (tests: a model swap, several models, or none: then /info and /props answer 404).
+     */
+    public SimulatedEngine serving(String... models) {
+        servedModels = List.of(models);
+        return this;
+    }
+
+    /** The model a request that names none is answered by. */
+    private String servedModel() {
+        List<String> models = servedModels;
+        return models.isEmpty() ? behaviour.model() : models.get(0);
     }
 
     public EngineBehaviour behaviour() {
@@ -164,9 +184,12 @@ public final class SimulatedEngine {
             return;
         }
         switch (path) {
-            case "/v1/models" -> req.response().putHeader("content-type", "application/json")
-                    .end(new JsonObject().put("object", "list").put("data", new JsonArray().add(new JsonObject()
-                            .put("id", behaviour.model()).put("object", "model").put("owned_by", "sim"))).encode());
+            case "/v1/models" -> json(req.response(), modelList());
+            case "/info" -> named(req.response(), m -> new JsonObject().put("model_id", m).put("model_sha", null)
+                    .put("model_pipeline_tag", "text-generation").put("max_concurrent_requests", behaviour.slots())
+                    .put("version", "sim"));
+            case "/props" -> named(req.response(), m -> new JsonObject().put("model_alias", m)
+                    .put("model_path", "/models/" + m + ".gguf").put("total_slots", behaviour.slots()));
             case "/metrics" -> req.response().putHeader("content-type", "text/plain; version=0.0.4")
                     .end(metricsText());
             case "/health" -> req.response().end();
@@ -211,17 +234,41 @@ public final class SimulatedEngine {
             running++;
             g.begin();
         } else {
-            queue.add(g::begin);
+            queue.add(g);
         }
     }
 
+    /** A slot is free: the next queued request takes it, or it stays free. */
     private void releaseSlot() {
-        Runnable next = queue.poll();
+        Generation next = queue.poll();
         if (next != null) {
-            next.run();
+            next.begin();
         } else {
             running--;
         }
+    }
+
+    /** OpenAI's model list, as vLLM, SGLang, TGI and llama.cpp answer it. */
+    private JsonObject modelList() {
+        JsonArray data = new JsonArray();
+        for (String m : servedModels) {
+            data.add(new JsonObject().put("id", m).put("object", "model").put("owned_by", "sim"));
+        }
+        return new JsonObject().put("object", "list").put("data", data);
+    }
+
+    /** An engine's own description of its one model; 404 while it serves none. */
+    private void named(HttpServerResponse res, java.util.function.Function<String, JsonObject> description) {
+        List<String> models = servedModels;
+        if (models.isEmpty()) {
+            error(res, 404, "no model loaded");
+        } else {
+            json(res, description.apply(models.get(0)));
+        }
+    }
+
+    private static void json(HttpServerResponse res, JsonObject body) {
+        res.putHeader("content-type", "application/json").end(body.encode());
     }
 
     /** One request being generated; the schedule is the engine's, the bytes are the dialect's. */
@@ -280,7 +327,7 @@ public final class SimulatedEngine {
             this.stamps = stamp != null && (stamp.equals("1") || stamp.equalsIgnoreCase("true"));
             int promptTokens = Math.max(1, body.length() / 4);
             int cachedTokens = (int) (promptTokens * behaviour.cachedTokenRatio()) / 16 * 16;
-            this.turn = new SimTurn(id, model != null ? model : behaviour.model(), created, promptTokens, cachedTokens,
+            this.turn = new SimTurn(id, model != null ? model : servedModel(), created, promptTokens, cachedTokens,
                     outputTokens, reasoningTokens, so != null && so.getBoolean("include_usage", false),
                     so != null && so.getBoolean("continuous_usage_stats", false), behaviour,
                     behaviour.crlf() ? "\r\n" : "\n");
@@ -430,6 +477,8 @@ public final class SimulatedEngine {
             done = true;
             if (slotStart > 0) {
                 releaseSlot();
+            } else {
+                queue.remove(this); // as vLLM aborts a waiting request whose client went away
             }
         }
 
@@ -481,7 +530,7 @@ public final class SimulatedEngine {
     }
 
     private String metricsText() {
-        String m = "{model_name=\"" + behaviour.model() + "\"}";
+        String m = "{model_name=\"" + servedModel() + "\"}";
         int waiting = queue.size();
         StringBuilder sb = new StringBuilder();
         gauge(sb, "vllm:num_requests_running", "Number of requests in model execution batches.", m, running);
@@ -499,8 +548,8 @@ public final class SimulatedEngine {
         // the simulator never preempts (a fixed number of slots, no KV-cache pressure), and says so as vLLM does
         counter(sb, "vllm:num_preemptions", "Cumulative number of preemption from the engine.", m, 0);
         counter(sb, "vllm:request_success", "Count of successfully processed requests.",
-                "{finished_reason=\"length\",model_name=\"" + behaviour.model() + "\"}", successTotal);
-        String model = behaviour.model();
+                "{finished_reason=\"length\",model_name=\"" + servedModel() + "\"}", successTotal);
+        String model = servedModel();
         queueTime.write(sb, "vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.",
                 model);
         prefillTime.write(sb, "vllm:request_prefill_time_seconds",
