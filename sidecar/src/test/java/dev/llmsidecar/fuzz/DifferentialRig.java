@@ -16,7 +16,7 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * A byte-level engine ({@link ScriptedUpstream}) answering every {@link StreamScenario} registered with it, and the
- * real ProxyHandler in front of it ({@link ProxyFixture}); {@link #check} sends a case's requests directly and
+ * real ProxyServer in front of it ({@link ProxyFixture}); {@link #check} sends a case's requests directly and
  * through the sidecar and asserts the client gets the same status line, end-to-end headers and entity bytes.
  */
 final class DifferentialRig implements AutoCloseable {

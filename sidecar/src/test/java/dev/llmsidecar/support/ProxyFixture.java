@@ -25,7 +25,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A simulated engine and the sidecar's proxy in front of it, on loopback ephemeral ports, with the real
- * ProxyHandler and a Prometheus registry; plus a client that records what it receives and when.
+ * ProxyServer and a Prometheus registry; plus a client that records what it receives and when.
  */
 public final class ProxyFixture implements AutoCloseable {
 
