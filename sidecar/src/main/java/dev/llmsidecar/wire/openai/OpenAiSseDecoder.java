@@ -57,6 +57,7 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
     // created when an event needs it: one with a usage member to cut, or one too large to hold
     private UsageMemberFinder finder;
     private boolean finderStreaming;   // the finder follows an event too large to hold as its bytes come
+    private boolean broken;             // a fault in decoding: the rest of the stream passes as it comes
     private long finderFedTo;
     private int eventMembersFound;
 
@@ -79,28 +80,53 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
     @Override
     public ByteBuf onChunk(ByteBuf chunk, long nanos) {
         this.nanos = nanos;
+        if (broken) {
+            return chunk;
+        }
         if (usage != UsageHandling.REMOVE) {
-            if (usage == UsageHandling.OBSERVE) {
-                chunk.forEachByte(finder());
+            try {
+                if (usage == UsageHandling.OBSERVE) {
+                    chunk.forEachByte(finder());
+                }
+                splitter.feed(chunk);
+            } catch (RuntimeException e) {
+                fault();
             }
-            splitter.feed(chunk);
             return chunk;
         }
         current = chunk;
         currentStart = splitter.offset();
+        long end = currentStart + chunk.readableBytes();
         try {
-            splitter.feed(chunk);
-            long end = splitter.offset();
-            long limit = splitter.lastBoundary();
-            if (splitter.incompleteEventOversize()) {
-                // too large to be a usage-only chunk: it streams on, but for a member whose range is undecided
-                followOversizeEvent(limit, end);
-                limit = Math.min(end, finder.decidedUpTo());
+            long limit;
+            try {
+                splitter.feed(chunk);
+                limit = splitter.lastBoundary();
+                if (splitter.incompleteEventOversize()) {
+                    // too large to be a usage-only chunk: it streams on, but for a member whose range is undecided
+                    followOversizeEvent(limit, end);
+                    limit = Math.min(end, finder.decidedUpTo());
+                }
+            } catch (RuntimeException e) {
+                fault();
+                cutPairs = 0;
+                return forwardUpTo(end, end);
             }
             return forwardUpTo(limit, end);
         } finally {
             current = null;
         }
+    }
+
+    /**
+     * A fault in the decoding itself (none is known; the fuzzers look for them): the stream is not decoded further,
+     * what was held and every later byte go to the client as they came, and the stream counts as one whose usage
+     * could not be removed, so include_usage is not turned on for the model again.
+     */
+    private void fault() {
+        broken = true;
+        membersKept++;
+        sink.onUndecodable();
     }
 
     @Override

@@ -295,4 +295,31 @@ class OpenAiSseDecoderTest {
         }
         return cuts.stream().mapToInt(Integer::intValue).toArray();
     }
+
+    /**
+     * A fault while decoding (here the sink throws at the second token) never reaches the event loop: from there on
+     * every byte, held ones included, goes to the client as the engine sent it, and the stream counts as one whose
+     * usage was not removed.
+     */
+    @Test
+    void aFaultInDecodingLetsTheRestOfTheStreamPassUntouched() {
+        int[] tokens = {0};
+        RecordingSink sink = new RecordingSink() {
+            @Override
+            public void onTokenChunk(long nanos, boolean reasoning, long cumulativeOutputTokens) {
+                if (++tokens[0] == 2) {
+                    throw new IllegalStateException("a bug downstream");
+                }
+                super.onTokenChunk(nanos, reasoning, cumulativeOutputTokens);
+            }
+        };
+        OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageHandling.REMOVE, 1 << 20);
+        String s = stream("\n", true);
+        int usageAt = s.indexOf("data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[],");
+        // the fault comes in the read that also starts the usage chunk, which is held at that moment
+        String out = run(d, s, s.indexOf("lo é") - 10, usageAt + 20);
+        assertThat(out).isEqualTo(s);
+        assertThat(sink.undecodable).isEqualTo(1);
+        assertThat(d.usageReport().membersKept()).isPositive();
+    }
 }
