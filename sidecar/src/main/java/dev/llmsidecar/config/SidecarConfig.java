@@ -137,6 +137,29 @@ public interface SidecarConfig {
 
         /** Models always kept as their own label value, whatever the cap (e.g. the served model names). */
         Optional<List<String>> pinnedModels();
+
+        /**
+         * The latency histograms on /q/metrics: classic (buckets at the preset's bounds, every format), native
+         * (Prometheus native histograms: one series per label set, sent only to a scraper that negotiates protobuf)
+         * or both (one histogram with both: protobuf scrapers store the native one, text scrapers the classic
+         * buckets).
+         */
+        @WithDefault("both")
+        String histograms();
+
+        /**
+         * Native histograms: most buckets per label set in a scrape; past it the resolution is halved (about 2.2 %
+         * bucket width at full resolution, 4.4 % after one halving).
+         */
+        @WithDefault("160")
+        int nativeMaxBuckets();
+
+        /**
+         * OTLP histograms: explicit (the preset's bounds as bucket advice) or exponential (base-2 exponential
+         * histograms, at most native-max-buckets buckets).
+         */
+        @WithDefault("explicit")
+        String otlpHistograms();
     }
 
     /** Service-level objectives; see docs/slo.md. */

@@ -2,12 +2,14 @@ package dev.llmsidecar.export;
 
 import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.export.contract.Buckets;
-import dev.llmsidecar.export.contract.MicrometerRecorder;
+import dev.llmsidecar.export.contract.HistogramMode;
+import dev.llmsidecar.export.contract.PrometheusRecorder;
 import dev.llmsidecar.export.contract.OtelRecorder;
 import dev.llmsidecar.export.contract.Recorder;
 import dev.llmsidecar.export.contract.Recorders;
 import dev.llmsidecar.export.otel.OtelPipeline;
 import dev.llmsidecar.export.otel.RequestTracing;
+import dev.llmsidecar.export.otel.TraceExemplars;
 import dev.llmsidecar.observe.TrafficObserver;
 import dev.llmsidecar.slo.GoodputWindows;
 import dev.llmsidecar.slo.SloPolicy;
@@ -49,7 +51,8 @@ public final class SidecarTelemetry implements AutoCloseable {
                 m.tokenBuckets().orElse(List.of()), policy.thresholdsSeconds());
         // one contract, two backends: Prometheus always, OTLP when it is on
         List<Recorder> backends = new ArrayList<>();
-        backends.add(new MicrometerRecorder(registry, buckets));
+        backends.add(new PrometheusRecorder(registry, buckets, new PrometheusRecorder.Histograms(
+                HistogramMode.of(m.histograms()), m.nativeMaxBuckets(), TraceExemplars.of(otel))));
         if (otel.enabled()) {
             backends.add(new OtelRecorder(otel.openTelemetry().getMeter(OtelPipeline.METER_NAME), buckets,
                     otel.producedHistograms()));

@@ -7,6 +7,10 @@ import io.opentelemetry.exporter.otlp.internal.OtlpSpanExporterProvider;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.autoconfigure.AutoConfiguredOpenTelemetrySdk;
 import io.opentelemetry.sdk.autoconfigure.spi.ConfigProperties;
+import io.opentelemetry.sdk.metrics.Aggregation;
+import io.opentelemetry.sdk.metrics.InstrumentSelector;
+import io.opentelemetry.sdk.metrics.InstrumentType;
+import io.opentelemetry.sdk.metrics.View;
 import io.opentelemetry.sdk.trace.SdkTracerProviderBuilder;
 import java.time.Duration;
 import java.util.HashMap;
@@ -46,11 +50,36 @@ public final class OtelPipeline implements AutoCloseable {
         return new OtelPipeline(null, false, new OtelHistogramProducer(METER_NAME));
     }
 
+    /** With explicit-bucket histograms. */
+    public static OtelPipeline create(Map<String, String> settings, MeterRegistry registry) {
+        return create(settings, registry, Histograms.EXPLICIT);
+    }
+
+    /**
+     * How the sidecar's own OTLP histograms are aggregated ({@code sidecar.metrics.otlp-histograms}): with the
+     * contract's bounds as explicit buckets, or as base-2 exponential histograms of at most {@code maxBuckets}
+     * buckets (the SDK picks the finest scale that fits, up to 20).
+     */
+    public record Histograms(boolean exponential, int maxBuckets) {
+        public static final Histograms EXPLICIT = new Histograms(false, 160);
+
+        /** From the setting's value: explicit or exponential (case-insensitive). */
+        public static Histograms of(String aggregation, int maxBuckets) {
+            return switch (aggregation.trim().toLowerCase(Locale.ROOT)) {
+                case "explicit" -> new Histograms(false, maxBuckets);
+                case "exponential" -> new Histograms(true, maxBuckets);
+                default -> throw new IllegalArgumentException(
+                        "sidecar.metrics.otlp-histograms must be explicit or exponential: " + aggregation);
+            };
+        }
+    }
+
     /**
      * @param settings otel.* properties (lowest precedence: OTEL_* environment variables and otel.* system
      *     properties override them)
+     * @param histograms the aggregation of the sidecar's histogram instruments
      */
-    public static OtelPipeline create(Map<String, String> settings, MeterRegistry registry) {
+    public static OtelPipeline create(Map<String, String> settings, MeterRegistry registry, Histograms histograms) {
         Map<String, String> defaults = new HashMap<>();
         defaults.put("otel.service.name", "llm-sidecar");
         defaults.put("otel.logs.exporter", "none");
@@ -83,9 +112,21 @@ public final class OtelPipeline implements AutoCloseable {
                     })
                     .addTracerProviderCustomizer((builder, config) ->
                             withSpanExport(builder, config, tracesExporter[0], exportStats.get(), processors))
-                    .addMetricExporterCustomizer((exporter, config) ->
-                            new CountingMetricExporter(exporter, exportStats.get()))
-                    .addMeterProviderCustomizer((builder, config) -> builder.registerMetricProducer(produced))
+                    .addMetricExporterCustomizer((exporter, config) -> {
+                        // OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE decides; the engine's histograms follow it
+                        produced.temporality(exporter.getAggregationTemporality(InstrumentType.HISTOGRAM));
+                        return new CountingMetricExporter(exporter, exportStats.get());
+                    })
+                    .addMeterProviderCustomizer((builder, config) -> {
+                        builder.registerMetricProducer(produced);
+                        if (histograms.exponential()) {
+                            // a view wins over the instruments' explicit bucket advice, for this scope only
+                            builder.registerView(InstrumentSelector.builder().setType(InstrumentType.HISTOGRAM)
+                                    .setMeterName(METER_NAME).build(), View.builder().setAggregation(
+                                    Aggregation.base2ExponentialBucketHistogram(histograms.maxBuckets(), 20)).build());
+                        }
+                        return builder;
+                    })
                     .disableShutdownHook()
                     .build();
             if (!enabled[0]) {
