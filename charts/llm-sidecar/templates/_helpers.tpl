@@ -92,7 +92,7 @@ monitoring.coreos.com/v1/<kind>), true or false. Call with (dict "root" $ "key" 
 {{/* Native-histogram scraping fields of a ServiceMonitor / PodMonitor spec (docs/metrics.md, "Native histograms"). */}}
 {{- define "llm-sidecar.nativeHistogramScrape" -}}
 {{- with .Values.nativeHistogramScrape }}
-{{- if .enabled }}
+{{- if .enabled -}}
 # protobuf first: the only format that carries native histograms
 scrapeProtocols: [PrometheusProto, OpenMetricsText1.0.0, OpenMetricsText0.0.1, PrometheusText0.0.4]
 scrapeNativeHistograms: true

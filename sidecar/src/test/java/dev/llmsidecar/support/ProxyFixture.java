@@ -76,7 +76,9 @@ public final class ProxyFixture implements AutoCloseable {
         SidecarConfig sidecar = TestConfigs.sidecar(
                 upstreamOverride != null ? upstreamOverride : "http://127.0.0.1:" + enginePort, config);
         telemetry = new SidecarTelemetry(registry, sidecar, System::nanoTime,
-                otelSettings == null ? OtelPipeline.disabled() : OtelPipeline.create(otelSettings, registry));
+                otelSettings == null ? OtelPipeline.disabled() : OtelPipeline.create(otelSettings, registry,
+                        OtelPipeline.Histograms.of(sidecar.metrics().otlpHistograms(),
+                                sidecar.metrics().nativeMaxBuckets())));
         // the proxy on the event loops of the fixture's Vert.x, as the application runs it on the application's
         proxy = new ProxyServer(vertx.nettyEventLoopGroup(), sidecar, telemetry.traffic(),
                 ProxyServer.Settings.DEFAULTS);

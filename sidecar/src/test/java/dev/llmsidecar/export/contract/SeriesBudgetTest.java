@@ -102,6 +102,12 @@ public class SeriesBudgetTest {
      */
     public static Recorders worstCase(PrometheusMeterRegistry registry, Buckets.Preset preset,
             List<String> tenantSeries) {
+        return worstCase(registry, preset, tenantSeries, PrometheusRecorder.Histograms.DEFAULT);
+    }
+
+    /** The same, with these histograms (classic, native or both). */
+    public static Recorders worstCase(PrometheusMeterRegistry registry, Buckets.Preset preset,
+            List<String> tenantSeries, PrometheusRecorder.Histograms histograms) {
         var config = TestConfigs.sidecar("http://127.0.0.1:1", Map.of(
                 // thresholds that already are default bounds: the count is the preset's
                 "sidecar.slo.objectives.interactive.ttft", "PT0.5S", "sidecar.slo.objectives.interactive.tpot",
@@ -109,7 +115,8 @@ public class SeriesBudgetTest {
                 "sidecar.slo.objectives.interactive.itl", "PT0.1S"));
         SloPolicy policy = new SloPolicy(config.slo());
         Buckets buckets = new Buckets(preset, List.of(), List.of(), policy.thresholdsSeconds());
-        Recorders recorders = new Recorders(List.of(new PrometheusRecorder(registry, buckets)), tenantSeries);
+        Recorders recorders = new Recorders(List.of(new PrometheusRecorder(registry, buckets, histograms)),
+                tenantSeries);
         run(recorders, config, policy);
         return recorders;
     }
