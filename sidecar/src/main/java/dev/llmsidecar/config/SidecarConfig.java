@@ -318,6 +318,18 @@ public interface SidecarConfig {
         /** Price per million output tokens, for a per-token price instead of GPU-hours. */
         Optional<Double> outputPricePerMillion();
 
+        /**
+         * Price per million input tokens read from the prefix cache (the usage's cached tokens), when they are priced
+         * apart; unset: the input price.
+         */
+        Optional<Double> cachedInputPricePerMillion();
+
+        /**
+         * Price per million output tokens spent on reasoning (the usage's reasoning tokens), when they are priced
+         * apart; unset: the output price.
+         */
+        Optional<Double> reasoningOutputPricePerMillion();
+
         /** Window of the live cost-per-million-tokens gauges. */
         @WithDefault("PT5M")
         Duration window();
