@@ -82,10 +82,11 @@ const dashboards = [
         '{{objective}}')], { w: 8, decimals: 3 }),
       stat('Target per objective', 'percentunit', [t(
         `max by (objective) (llm_sidecar_slo_target_ratio{${SEL}})`, '{{objective}}')], { w: 8, decimals: 3 }),
-      stat('Error budget left (30d)', 'percentunit', [t(
-        `1 - (\n  1 - sum by (objective) (rate(llm_sidecar_slo_objective_good_requests_total{${SELC}}[30d]))\n    / sum by (objective) (rate(llm_sidecar_slo_objective_requests_total{${SELC}}[30d]))\n) / on (objective) (1 - max by (objective) (llm_sidecar_slo_target_ratio{${SEL}}))`,
-        '{{objective}}')], { w: 8, decimals: 1,
-        description: 'Share of the 30-day error budget not yet spent: 1 - (1 - attainment) / (1 - target).' }),
+      stat('Error budget left (30d)', 'percentunit', [
+        t('min by (objective) (llm_sidecar:slo_objective_error_budget_remaining:ratio30d{namespace=~"$namespace"})', '{{objective}}'),
+        t('min by (objective) (llm_sidecar:slo_objective_observed:ratio30d{namespace=~"$namespace"})', '{{objective}}: share of 30 days seen'),
+      ], { w: 8, decimals: 1,
+        description: 'Share of the 30-day error budget not yet spent, per objective (all its models and classes), from the recording rules: 1 - burn rate over what Prometheus has seen x the share of 30 days it has seen (shown beside it). Minutes of data cannot spend more than their share (docs/slo-guide.md).' }),
       ts('Goodput (requests/s)', 'reqps', [
         t(`sum by (model, slo_class) (rate(llm_sidecar_slo_good_requests_total{${SELC}}[${RI}]))`, 'good {{model}} {{slo_class}}'),
         t(`sum by (model, slo_class) (rate(llm_sidecar_slo_requests_total{${SELC}}[${RI}]))`, 'all {{model}} {{slo_class}}'),

@@ -388,6 +388,22 @@ public interface SidecarConfig {
         Duration healthInterval();
 
         /**
+         * Ask the engine which model it serves (models-url, every models-interval), so requests that name no model
+         * (TGI, llama.cpp native) are labelled with it; unknown while it does not say or serves several.
+         */
+        @WithDefault("true")
+        boolean modelDiscovery();
+
+        /**
+         * Where the engine lists its models; default: the upstream URL + /v1/models (vLLM, SGLang, TGI, llama.cpp,
+         * Ollama). TGI's /info, llama.cpp's /props and Ollama's /api/tags are understood too.
+         */
+        Optional<URI> modelsUrl();
+
+        @WithDefault("PT10S")
+        Duration modelsInterval();
+
+        /**
          * /q/health/ready is DOWN while the engine's health check fails (loading its model, or down), so the pod
          * takes no traffic the engine cannot serve. Off by default for a bare sidecar; on in the Helm chart.
          */

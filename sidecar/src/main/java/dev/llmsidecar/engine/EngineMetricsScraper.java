@@ -12,6 +12,7 @@ import dev.llmsidecar.scrape.ScrapeLoop.Outcome;
 import dev.llmsidecar.scrape.ScrapeLoop;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
 import java.net.URI;
 import java.time.Duration;
 import java.util.EnumSet;
@@ -48,25 +49,32 @@ public final class EngineMetricsScraper {
      * a lower one is the reset it is.
      */
     private record State(boolean up, EngineSnapshot snapshot, EngineKind infoKind, EngineCounters counters,
-            double preemptions) {
+            double preemptions, long readNanos) {
 
-        /** Down: nothing live, the counters as last seen. */
+        /** Down: nothing live, the counters as last seen; the age keeps growing from the last good scrape. */
         State down(EngineKind kind) {
-            return new State(false, EngineSnapshot.unknown(), kind, counters, preemptions);
+            return new State(false, EngineSnapshot.unknown(), kind, counters, preemptions, readNanos);
         }
 
-        /** A good scrape: its values, and for a counter it does not report, the last one seen. */
-        State up(EngineSnapshot s) {
+        /** A good scrape, read at {@code nanos}: its values, and for a counter it does not report, the last one seen. */
+        State up(EngineSnapshot s, long nanos) {
             return new State(true, s, s.kind(), s.counters().orElse(counters),
-                    Double.isNaN(s.preemptions()) ? preemptions : s.preemptions());
+                    Double.isNaN(s.preemptions()) ? preemptions : s.preemptions(), nanos);
+        }
+
+        /** Seconds since the last good scrape was read at {@code now}; NaN before the first. */
+        double ageSeconds(long now) {
+            return readNanos == NEVER ? Double.NaN : (now - readNanos) / 1e9;
         }
     }
+
+    private static final long NEVER = Long.MIN_VALUE;
 
     private final Recorders recorders;
     private final ScrapeLoop loop;
 
     private volatile State state = new State(false, EngineSnapshot.unknown(), null, EngineCounters.none(),
-            Double.NaN);
+            Double.NaN, NEVER);
 
     // confined to the loop's context
     private final EngineNormaliser normaliser = new EngineNormaliser();
@@ -83,6 +91,7 @@ public final class EngineMetricsScraper {
         this.loop = new ScrapeLoop(vertx, recorders, new ScrapeLoop.Target("engine metrics", url, interval, timeout,
                 MAX_BODY_BYTES, ACCEPT, Contract.ENGINE_SCRAPES), this::read, () -> down(state.infoKind()));
         gauge(Contract.ENGINE_UP, s -> s.up() ? 1 : 0);
+        gauge(Contract.ENGINE_SCRAPE_AGE, s -> s.ageSeconds(System.nanoTime()));
         gauge(Contract.ENGINE_WAITING, s -> s.snapshot().requestsWaiting());
         gauge(Contract.ENGINE_RUNNING, s -> s.snapshot().requestsRunning());
         gauge(Contract.ENGINE_KV, s -> s.snapshot().kvCacheUsageRatio());
@@ -123,6 +132,24 @@ public final class EngineMetricsScraper {
         return state.up();
     }
 
+    /**
+     * The engine member of /q/llm (docs/slo.md), from one state read: the last scrape's figures ({@code null} where
+     * the engine does not say) and their age, so a reader compares them with the sidecar's own counts of that moment.
+     */
+    public JsonObject view() {
+        State s = state;
+        EngineSnapshot e = s.snapshot();
+        return new JsonObject().put("up", s.up()).put("kind", e.kind().label())
+                .put("scrape_age_seconds", finite(s.ageSeconds(System.nanoTime())))
+                .put("requests_waiting", finite(e.requestsWaiting())).put("requests_running", finite(e.requestsRunning()))
+                .put("kv_cache_usage_ratio", finite(e.kvCacheUsageRatio()))
+                .put("prefix_cache_hit_ratio", finite(e.prefixCacheHitRatio()));
+    }
+
+    private static Double finite(double v) {
+        return Double.isFinite(v) ? v : null;
+    }
+
     /** A 2xx answer: up with its values when it is an engine's, else unparseable. */
     private Outcome read(String body) {
         EngineSnapshot snapshot = normaliser.normalise(
@@ -132,7 +159,7 @@ public final class EngineMetricsScraper {
             return Outcome.UNPARSEABLE;
         }
         registerInfo(snapshot.kind());
-        state = state.up(snapshot);
+        state = state.up(snapshot, System.nanoTime());
         return Outcome.OK;
     }
 

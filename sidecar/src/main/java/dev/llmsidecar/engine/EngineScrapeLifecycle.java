@@ -1,54 +1,62 @@
 package dev.llmsidecar.engine;
 
 import dev.llmsidecar.config.SidecarConfig;
+import dev.llmsidecar.export.ModelLabels;
 import dev.llmsidecar.export.TelemetryProducer;
 import dev.llmsidecar.export.contract.Recorders;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.net.URI;
 
 /**
- * Starts the engine metrics scraper and the engine health probe with the application (sidecar.engine.*), stops them
- * on shutdown.
+ * Starts the engine metrics scraper, the engine health probe and the served-model discovery with the application
+ * (sidecar.engine.*), stops them on shutdown.
  */
 @ApplicationScoped
 public class EngineScrapeLifecycle {
 
     private EngineMetricsScraper scraper;
     private EngineHealth health;
+    private ServedModels models;
 
     void start(@Observes StartupEvent event, Vertx vertx, TelemetryProducer telemetry, SidecarConfig config) {
         SidecarConfig.Engine engine = config.engine();
+        URI upstream = config.upstream().url();
         // the engine's signals go to every backend of the metrics contract, OTLP included
         Recorders recorders = telemetry.telemetry().recorders();
         if (engine.healthEnabled()) {
-            health = new EngineHealth(vertx, recorders, under(config.upstream().url(), engine.healthPath()),
+            health = new EngineHealth(vertx, recorders, under(upstream, engine.healthPath()),
                     engine.healthInterval(), engine.scrapeTimeout());
             health.start();
         }
-        if (!engine.scrapeEnabled()) {
-            return;
+        if (engine.modelDiscovery()) {
+            ModelLabels labels = telemetry.telemetry().metrics().models();
+            models = new ServedModels(vertx, recorders, engine.modelsUrl().orElseGet(() -> under(upstream, "/v1/models")),
+                    engine.modelsInterval(), engine.scrapeTimeout(), labels::serving);
+            models.start();
         }
-        URI url = engine.metricsUrl().orElseGet(() -> defaultUrl(config.upstream().url()));
-        scraper = new EngineMetricsScraper(vertx, recorders, url, engine.scrapeInterval(), engine.scrapeTimeout());
-        scraper.start();
-        telemetry.telemetry().engineView(this::view);
+        if (engine.scrapeEnabled()) {
+            URI url = engine.metricsUrl().orElseGet(() -> defaultUrl(upstream));
+            scraper = new EngineMetricsScraper(vertx, recorders, url, engine.scrapeInterval(), engine.scrapeTimeout());
+            scraper.start();
+        }
+        if (scraper != null || models != null) {
+            telemetry.telemetry().engineView(this::view);
+        }
     }
 
-    /** The engine member of /q/llm (docs/slo.md): the last scrape; null for what the engine does not say. */
-    private io.vertx.core.json.JsonObject view() {
-        EngineSnapshot s = scraper.latest();
-        return new io.vertx.core.json.JsonObject().put("up", scraper.up()).put("kind", s.kind().label())
-                .put("requests_waiting", finite(s.requestsWaiting())).put("requests_running", finite(s.requestsRunning()))
-                .put("kv_cache_usage_ratio", finite(s.kvCacheUsageRatio()))
-                .put("prefix_cache_hit_ratio", finite(s.prefixCacheHitRatio()));
-    }
-
-    private static Double finite(double v) {
-        return Double.isFinite(v) ? v : null;
+    /** The engine member of /q/llm (docs/slo.md): the last scrape with its age, and the models the engine serves. */
+    private JsonObject view() {
+        JsonObject view = scraper != null ? scraper.view() : new JsonObject();
+        if (models != null) {
+            view.put("served_models", new JsonArray(models.names()));
+        }
+        return view;
     }
 
     /** The engine health probe, or null when it is off. */
@@ -62,6 +70,9 @@ public class EngineScrapeLifecycle {
         }
         if (health != null) {
             health.stop();
+        }
+        if (models != null) {
+            models.stop();
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.llmsidecar.engine;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,7 +20,9 @@ public final class ExpositionParser {
     /** One sample line. {@code labels} is immutable and empty for a bare name. */
     public record Sample(String name, Map<String, String> labels, double value) {
         public Sample {
-            labels = Map.copyOf(labels);
+            // not Map.copyOf: its table probes linearly, so label names of one hash code ("Aa", "BB"...) cost
+            // quadratic time; a HashMap keeps colliding String keys in a tree
+            labels = labels.isEmpty() ? Map.of() : Collections.unmodifiableMap(new HashMap<>(labels));
         }
     }
 

@@ -28,7 +28,7 @@ final class ExchangeRecorder implements ExchangeObserver {
     private final RequestSpan span;
 
     private String modelName;
-    private String model = ModelLabels.UNKNOWN;
+    private String model;
     private boolean streamRequested;
     private RequestTimeline timeline;
     private int loadAtArrival;
@@ -43,12 +43,17 @@ final class ExchangeRecorder implements ExchangeObserver {
         this.tenantName = reporter.tenants().tenantOf(head::header);
         this.tenant = reporter.tenants().label(tenantName);
         this.span = tracing.start(head, operation.label(), operation.format().providerName(), receivedNanos);
+        // until its body names one (or if it is not read): the model the engine serves, when it serves one
+        this.modelName = metrics.models().serving();
+        this.model = metrics.modelLabel(modelName);
     }
 
     @Override
     public void requestInspected(String model, boolean stream) {
-        modelName = model;
-        this.model = metrics.modelLabel(model);
+        if (model != null && !model.isBlank()) {
+            modelName = model;
+            this.model = metrics.modelLabel(model);
+        }
         streamRequested = stream;
         span.request(model, stream);
     }

@@ -3,11 +3,13 @@ package dev.llmsidecar.export;
 import dev.llmsidecar.slo.GoodputWindows;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 
 /**
  * The JSON document served at {@code /q/llm} on the management port: what an SRE sees at once with
- * {@code kubectl port-forward} and {@code curl}. Documented in docs/slo.md.
+ * {@code kubectl port-forward} and {@code curl}. Documented in docs/slo.md. What is not known is left out rather than
+ * written as null: a window without samples, a metric without any such window, a ratio without a denominator.
  */
 public final class LiveStats {
 
@@ -15,31 +17,16 @@ public final class LiveStats {
     }
 
     public static JsonObject render(SidecarTelemetry t) {
-        JsonObject root = new JsonObject()
-                .put("in_flight", t.metrics().inFlight())
-                .put("waiting_first_token", t.metrics().waitingFirstToken())
-                .put("max_in_flight", t.metrics().maxInFlight());
+        JsonObject root = load(t);
+        JsonObject windows = new JsonObject();
+        t.goodput().coverage().forEach((w, c) -> windows.put(LiveWindows.label(w), new JsonObject()
+                .put("observed_seconds", round(c.observedNanos() / 1e9)).put("covers", round(c.covers()))));
+        root.put("windows", windows);
         JsonObject models = new JsonObject();
-        t.windows().render(models);
-        for (Map.Entry<String, Map<String, Map<Duration, GoodputWindows.Counts>>> m : t.goodput().snapshot().entrySet()) {
-            JsonObject model = models.getJsonObject(m.getKey());
-            if (model == null) {
-                model = new JsonObject();
-                models.put(m.getKey(), model);
-            }
-            JsonObject classes = new JsonObject();
-            m.getValue().forEach((sloClass, windows) -> {
-                JsonObject perWindow = new JsonObject();
-                windows.forEach((w, c) -> perWindow.put(LiveWindows.label(w), new JsonObject()
-                        .put("requests", c.requests()).put("good_requests", c.goodRequests())
-                        .put("attainment", finite(c.attainment()))
-                        .put("output_tokens", c.outputTokens()).put("good_output_tokens", c.goodOutputTokens())
-                        .put("goodput_requests_per_second", c.goodRequests() / (double) w.toSeconds())
-                        .put("goodput_tokens_per_second", c.goodOutputTokens() / (double) w.toSeconds())));
-                classes.put(sloClass, perWindow);
-            });
-            model.put("goodput", classes);
-        }
+        t.windows().renderRequests(models);
+        t.windows().renderLatency(models, t.goodput().windows());
+        t.windows().renderDrift(models);
+        renderGoodput(models, t.goodput().snapshot());
         root.put("models", models);
         root.put("saturation", t.saturation().render());
         JsonObject engine = t.engineView();
@@ -49,8 +36,76 @@ public final class LiveStats {
         return root;
     }
 
-    /** JSON has no NaN: unknown values are null. */
-    static Object finite(double v) {
-        return Double.isFinite(v) ? v : null;
+    /**
+     * What the live page plots over time, in the same shape as {@link #render}: the load, and per model the latency
+     * percentiles and goodput of the {@code window} only.
+     */
+    static JsonObject renderPlotted(SidecarTelemetry t, Duration window) {
+        JsonObject root = load(t);
+        JsonObject models = new JsonObject();
+        t.windows().renderLatency(models, List.of(window));
+        models.forEach(m -> ((JsonObject) m.getValue()).remove("e2e")); // not plotted
+        Map<String, Map<String, Map<Duration, GoodputWindows.Counts>>> goodput = t.goodput().snapshot();
+        goodput.values().forEach(classes -> classes.values().forEach(perWindow -> perWindow.keySet().retainAll(List.of(window))));
+        renderGoodput(models, goodput);
+        root.put("models", models);
+        JsonObject engine = t.engineView();
+        if (engine != null) {
+            root.put("engine", engine);
+        }
+        return root;
+    }
+
+    private static JsonObject load(SidecarTelemetry t) {
+        return new JsonObject()
+                .put("in_flight", t.metrics().inFlight())
+                .put("waiting_first_token", t.metrics().waitingFirstToken())
+                .put("max_in_flight", t.metrics().maxInFlight());
+    }
+
+    /** Goodput per model and SLO class; a window without requests is left out, rates over what it observed. */
+    private static void renderGoodput(JsonObject models, Map<String, Map<String, Map<Duration, GoodputWindows.Counts>>> goodput) {
+        goodput.forEach((name, perClass) -> {
+            JsonObject classes = new JsonObject();
+            perClass.forEach((sloClass, windows) -> {
+                JsonObject perWindow = new JsonObject();
+                windows.forEach((w, c) -> {
+                    if (c.requests() > 0) {
+                        JsonObject o = new JsonObject().put("requests", c.requests()).put("good_requests", c.goodRequests())
+                                .put("attainment", c.attainment())
+                                .put("output_tokens", c.outputTokens()).put("good_output_tokens", c.goodOutputTokens());
+                        putFinite(o, "goodput_requests_per_second", c.goodRequestsPerSecond());
+                        putFinite(o, "goodput_tokens_per_second", c.goodTokensPerSecond());
+                        perWindow.put(LiveWindows.label(w), o);
+                    }
+                });
+                if (!perWindow.isEmpty()) {
+                    classes.put(sloClass, perWindow);
+                }
+            });
+            if (!classes.isEmpty()) {
+                model(models, name).put("goodput", classes);
+            }
+        });
+    }
+
+    /** The object of {@code name} in {@code models}, made if missing. */
+    static JsonObject model(JsonObject models, String name) {
+        JsonObject model = models.getJsonObject(name);
+        if (model == null) {
+            model = new JsonObject();
+            models.put(name, model);
+        }
+        return model;
+    }
+
+    /** JSON has no NaN: an unknown value is left out. */
+    static JsonObject putFinite(JsonObject o, String key, double v) {
+        return Double.isFinite(v) ? o.put(key, v) : o;
+    }
+
+    /** To a thousandth: what a reader needs of a span or a share. */
+    private static double round(double v) {
+        return Math.round(v * 1000) / 1000.0;
     }
 }

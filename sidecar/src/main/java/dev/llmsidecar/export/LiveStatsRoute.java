@@ -2,6 +2,7 @@ package dev.llmsidecar.export;
 
 import io.quarkus.vertx.http.ManagementInterface;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -16,7 +17,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Serves {@link LiveStats} at /q/llm and the live page that plots it at /q/llm/ui, on the management interface only.
+ * Serves {@link LiveStats} at /q/llm (and as a screenful of text at /q/llm?format=text), the live page that plots it
+ * at /q/llm/ui and what the page plotted in the last minutes at /q/llm/history, on the management interface only.
  */
 @ApplicationScoped
 public class LiveStatsRoute {
@@ -25,9 +27,17 @@ public class LiveStatsRoute {
     static final String PAGE_RESOURCE = "llm-ui/index.html";
 
     void install(@Observes ManagementInterface management, TelemetryProducer telemetry) {
-        management.router().get("/q/llm").handler(rc -> rc.response()
+        management.router().get("/q/llm").handler(rc -> {
+            JsonObject doc = LiveStats.render(telemetry.telemetry());
+            if ("text".equals(rc.request().getParam("format"))) {
+                rc.response().putHeader("content-type", "text/plain; charset=utf-8").end(LiveStatsText.render(doc));
+            } else {
+                rc.response().putHeader("content-type", "application/json").end(doc.encodePrettily());
+            }
+        });
+        management.router().get("/q/llm/history").handler(rc -> rc.response()
                 .putHeader("content-type", "application/json")
-                .end(LiveStats.render(telemetry.telemetry()).encodePrettily()));
+                .end(telemetry.telemetry().history().render(System.currentTimeMillis()).encode()));
         LivePage page = LivePage.load(PAGE_RESOURCE);
         management.router().get("/q/llm/ui").handler(page::serve);
     }

@@ -12,6 +12,7 @@ import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.timeline.RequestResult;
 import dev.llmsidecar.window.LatencyWindows;
 import dev.llmsidecar.window.Metric;
+import dev.llmsidecar.window.SlidingCounts;
 import dev.llmsidecar.window.WindowStats;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;
@@ -24,7 +25,8 @@ import java.util.function.LongSupplier;
 
 /**
  * Sliding-window percentiles of successful requests per model (HdrHistogram), served as JSON at /q/llm and as
- * window-p99 and p99-drift gauges for alerting without a static threshold. See docs/slo.md.
+ * window-p99 and p99-drift gauges for alerting without a static threshold, and the finished requests per model over
+ * the same windows. See docs/slo.md.
  */
 public final class LiveWindows {
 
@@ -35,6 +37,8 @@ public final class LiveWindows {
     private final SidecarConfig.Windows config;
     private final Set<String> gaugedModels = ConcurrentHashMap.newKeySet();
     private final LongSupplier clock;
+    /** Finished requests per model: all, failed (upstream_error, upstream_broken), cancelled by the client. */
+    private final SlidingCounts outcomes;
     // one scrape reads many window gauges: merge the histograms once per scrape, not once per gauge
     private volatile Map<String, Map<Metric, Map<Duration, WindowStats>>> cached;
     private volatile long cachedAt;
@@ -51,6 +55,7 @@ public final class LiveWindows {
             throw new IllegalArgumentException("sidecar.windows.drift-short must be shorter than drift-baseline");
         }
         this.windows = new LatencyWindows(nanoClock, durations);
+        this.outcomes = new SlidingCounts(nanoClock, durations, 3);
         this.clock = nanoClock;
     }
 
@@ -71,7 +76,10 @@ public final class LiveWindows {
      * p99 and its drift.
      */
     public void record(String model, RequestResult r) {
-        if (r.outcome() != Outcome.OK) {
+        Outcome o = r.outcome();
+        outcomes.add(model, 1, o == Outcome.UPSTREAM_ERROR || o == Outcome.UPSTREAM_BROKEN ? 1 : 0,
+                o == Outcome.CLIENT_CANCELLED ? 1 : 0);
+        if (o != Outcome.OK) {
             return;
         }
         if (gaugedModels.add(model)) {
@@ -104,26 +112,61 @@ public final class LiveWindows {
         return s == null ? Double.NaN : s.p99();
     }
 
-    /** Adds one JSON object per model (percentiles per metric and window, drift) to {@code models}. */
-    void render(JsonObject models) {
-        windows.snapshot().forEach((model, perMetric) -> {
-            JsonObject m = new JsonObject();
-            perMetric.forEach((metric, perWindow) -> {
-                JsonObject w = new JsonObject();
-                perWindow.forEach((d, s) -> w.put(label(d), new JsonObject().put("count", s.count())
-                        .put("mean", LiveStats.finite(s.mean())).put("p50", LiveStats.finite(s.p50()))
-                        .put("p90", LiveStats.finite(s.p90())).put("p95", LiveStats.finite(s.p95()))
-                        .put("p99", LiveStats.finite(s.p99())).put("p999", LiveStats.finite(s.p999()))
-                        .put("max", LiveStats.finite(s.max()))));
-                m.put(metric.name().toLowerCase(Locale.ROOT), w);
+    /**
+     * Adds the percentiles of each model, metric and window among {@code some} to {@code models} (a JSON object per
+     * model, made if missing). A window without samples is left out, and a metric without any such window.
+     */
+    void renderLatency(JsonObject models, List<Duration> some) {
+        windows.snapshot(some).forEach((model, perMetric) -> perMetric.forEach((metric, perWindow) -> {
+            JsonObject w = new JsonObject();
+            perWindow.forEach((d, s) -> {
+                if (!s.isEmpty()) {
+                    JsonObject stats = new JsonObject().put("count", s.count());
+                    LiveStats.putFinite(stats, "mean", s.mean());
+                    LiveStats.putFinite(stats, "p50", s.p50());
+                    LiveStats.putFinite(stats, "p90", s.p90());
+                    LiveStats.putFinite(stats, "p95", s.p95());
+                    LiveStats.putFinite(stats, "p99", s.p99());
+                    LiveStats.putFinite(stats, "p999", s.p999());
+                    LiveStats.putFinite(stats, "max", s.max());
+                    w.put(label(d), stats);
+                }
             });
+            if (!w.isEmpty()) {
+                LiveStats.model(models, model).put(metric.name().toLowerCase(Locale.ROOT), w);
+            }
+        }));
+    }
+
+    /** Adds each model's known p99 drift ratios; none while either window is too thin. */
+    void renderDrift(JsonObject models) {
+        for (String model : windows.models()) {
             JsonObject drift = new JsonObject();
             for (Metric d : DRIFT_METRICS) {
-                drift.put(d.name().toLowerCase(Locale.ROOT), LiveStats.finite(windows.drift(model, d,
-                        config.driftShort(), config.driftBaseline(), config.driftMinSamples())));
+                LiveStats.putFinite(drift, d.name().toLowerCase(Locale.ROOT), windows.drift(model, d,
+                        config.driftShort(), config.driftBaseline(), config.driftMinSamples()));
             }
-            m.put("drift", drift);
-            models.put(model, m);
+            if (!drift.isEmpty()) {
+                LiveStats.model(models, model).put("drift", drift);
+            }
+        }
+    }
+
+    /** Adds each model's finished requests per window (rate over what the window observed, errors, cancels). */
+    void renderRequests(JsonObject models) {
+        long now = outcomes.now();
+        outcomes.counts(now).forEach((model, perWindow) -> {
+            JsonObject w = new JsonObject();
+            perWindow.forEach((d, c) -> {
+                if (c[0] > 0) {
+                    JsonObject counts = new JsonObject().put("count", c[0]);
+                    LiveStats.putFinite(counts, "per_second", SlidingCounts.perSecond(c[0], outcomes.observedNanos(d, now)));
+                    w.put(label(d), counts.put("errors", c[1]).put("cancelled", c[2]));
+                }
+            });
+            if (!w.isEmpty()) {
+                LiveStats.model(models, model).put("requests", w);
+            }
         });
     }
 

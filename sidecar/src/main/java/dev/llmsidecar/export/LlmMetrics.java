@@ -121,6 +121,11 @@ public final class LlmMetrics {
         return models.label(model);
     }
 
+    /** The model label's bound, which also knows the model the engine serves. */
+    public ModelLabels models() {
+        return models;
+    }
+
     /** Counters of what the proxy did to keep traffic flowing and bytes exact. */
     public ProxyCounters proxy() {
         return proxy;

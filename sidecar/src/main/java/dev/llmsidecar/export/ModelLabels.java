@@ -8,18 +8,22 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Bounds the {@code model} label: pinned names always pass, the first {@code max} other names seen pass, any
  * later name becomes {@value #OTHER}. Model names come from request bodies, so without a cap any client could
- * create unbounded series.
+ * create unbounded series. The model the engine serves is pinned in effect (the first {@value #MAX_SERVED} such
+ * names: an engine changes its model when it restarts, not per request); it names the requests that name none.
  */
 public final class ModelLabels {
 
     public static final String OTHER = "other";
     public static final String UNKNOWN = "unknown";
     private static final int MAX_LENGTH = 128;
+    static final int MAX_SERVED = 8;
 
     private final Set<String> pinned;
     private final Set<String> admitted = ConcurrentHashMap.newKeySet();
     private final AtomicInteger admittedCount = new AtomicInteger();
     private final int max;
+    private final Set<String> served = ConcurrentHashMap.newKeySet();
+    private volatile String serving;
 
     public ModelLabels(int max, Collection<String> pinned) {
         this.max = max;
@@ -34,7 +38,7 @@ public final class ModelLabels {
         if (model.length() > MAX_LENGTH) {
             return OTHER;
         }
-        if (pinned.contains(model) || admitted.contains(model)) {
+        if (pinned.contains(model) || served.contains(model) || admitted.contains(model)) {
             return model;
         }
         // reserve a slot first so concurrent callers can never admit more than max names
@@ -47,5 +51,18 @@ public final class ModelLabels {
         }
         admittedCount.decrementAndGet();
         return OTHER;
+    }
+
+    /** The one model the engine serves now, as it names it; null when it does not say or serves several. */
+    public synchronized void serving(String model) {
+        if (model != null && served.size() < MAX_SERVED) {
+            served.add(model);
+        }
+        serving = model;
+    }
+
+    /** The model a request that names none is for: the engine's one served model, or null. */
+    public String serving() {
+        return serving;
     }
 }

@@ -21,6 +21,7 @@ import dev.llmsidecar.export.contract.Recorder.Bound;
 import dev.llmsidecar.export.contract.Recorders;
 import dev.llmsidecar.export.contract.Series;
 import dev.llmsidecar.observe.Peer;
+import dev.llmsidecar.wire.openai.IncludeUsagePolicy.Resend;
 import dev.llmsidecar.wire.openai.IncludeUsagePolicy.UsageKept;
 import dev.llmsidecar.wire.openai.IncludeUsagePolicy.UsageSkip;
 import java.util.EnumMap;
@@ -43,7 +44,7 @@ public final class ProxyCounters {
     private final Bound usageMembersRemoved;
     private final Bound usageReframed;
     private final Bound retriedClosedBeforeResponse;
-    private final Bound retriedCompressedAfterInjection;
+    private final Map<Resend, Bound> retriedWithoutInjection;
     private final Bound idleConnectionsRetired;
     private final Bound bodyTooLargeDeclared;
     private final Bound bodyTooLargeStreamed;
@@ -59,8 +60,7 @@ public final class ProxyCounters {
         usageReframed = start(recorders, USAGE_REFRAMED, LabelValues.NONE);
         retriedClosedBeforeResponse = start(recorders, UPSTREAM_RETRIES,
                 LabelValues.of(REASON, "closed_before_response"));
-        retriedCompressedAfterInjection = start(recorders, UPSTREAM_RETRIES,
-                LabelValues.of(REASON, "compressed_after_injection"));
+        retriedWithoutInjection = perValue(recorders, Resend.class, UPSTREAM_RETRIES, REASON, r -> r.label);
         idleConnectionsRetired = start(recorders, IDLE_CONNECTIONS_RETIRED, LabelValues.NONE);
         bodyTooLargeDeclared = start(recorders, BODY_TOO_LARGE, LabelValues.of(WHEN, "declared"));
         bodyTooLargeStreamed = start(recorders, BODY_TOO_LARGE, LabelValues.of(WHEN, "streamed"));
@@ -116,8 +116,8 @@ public final class ProxyCounters {
     }
 
     /** The client's own request sent in place of one whose include_usage answer came compressed. */
-    public void retriedCompressedAfterInjection() {
-        retriedCompressedAfterInjection.record(1);
+    public void retriedWithoutInjection(Resend why) {
+        retriedWithoutInjection.get(why).record(1);
     }
 
     public void idleConnectionRetired() {

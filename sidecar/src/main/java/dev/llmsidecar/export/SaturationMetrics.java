@@ -84,22 +84,31 @@ public final class SaturationMetrics {
         return configuredKnee != null ? configuredKnee : e.kneeRequests();
     }
 
-    /** The {@code saturation} member of /q/llm (docs/slo.md). */
+    /** The {@code saturation} member of /q/llm (docs/slo.md); what is not known yet is left out. */
     JsonObject render() {
         KneeEstimator.Estimate e = estimator.estimate();
         double knee = knee(e);
-        String source = configuredKnee != null ? "configured" : Double.isNaN(knee) ? null
-                : e.inWindow() ? "estimated" : "held";
         int now = inFlight.getAsInt();
         JsonArray bands = new JsonArray();
         for (KneeEstimator.BandStats b : e.bands()) {
-            bands.add(new JsonObject().put("band", b.band().label()).put("upper", b.band().finiteUpper())
-                    .put("count", b.ttftCount())
-                    .put("ttft_p50", LiveStats.finite(b.ttftP50())).put("ttft_p90", LiveStats.finite(b.ttftP90()))
-                    .put("tpot_count", b.tpotCount())
-                    .put("tpot_p50", LiveStats.finite(b.tpotP50())).put("tpot_p90", LiveStats.finite(b.tpotP90())));
+            JsonObject band = new JsonObject().put("band", b.band().label());
+            if (b.band().finiteUpper() != null) {
+                band.put("upper", b.band().finiteUpper());
+            }
+            band.put("count", b.ttftCount());
+            LiveStats.putFinite(band, "ttft_p50", b.ttftP50());
+            LiveStats.putFinite(band, "ttft_p90", b.ttftP90());
+            band.put("tpot_count", b.tpotCount());
+            LiveStats.putFinite(band, "tpot_p50", b.tpotP50());
+            LiveStats.putFinite(band, "tpot_p90", b.tpotP90());
+            bands.add(band);
         }
-        return new JsonObject().put("in_flight", now).put("knee_requests", LiveStats.finite(knee))
-                .put("knee_source", source).put("load_ratio", LiveStats.finite(now / knee)).put("bands", bands);
+        JsonObject out = new JsonObject().put("in_flight", now);
+        if (!Double.isNaN(knee)) {
+            out.put("knee_requests", knee).put("knee_source", configuredKnee != null ? "configured"
+                    : e.inWindow() ? "estimated" : "held");
+            LiveStats.putFinite(out, "load_ratio", now / knee);
+        }
+        return out.put("bands", bands);
     }
 }

@@ -37,6 +37,7 @@ public final class SidecarTelemetry implements AutoCloseable {
     private final RequestTracing tracing;
     private final TenantLabels tenants;
     private final SaturationMetrics saturation;
+    private final LiveHistory history;
     private volatile java.util.function.Supplier<io.vertx.core.json.JsonObject> engineView;
 
     public SidecarTelemetry(MeterRegistry registry, SidecarConfig config, LongSupplier nanoClock) {
@@ -68,6 +69,7 @@ public final class SidecarTelemetry implements AutoCloseable {
         this.metrics = new LlmMetrics(recorders, m, new LlmMetrics.Upstream(provider, upstream.getHost(), port));
         this.goodput = new GoodputWindows(nanoClock, config.windows().durations());
         this.windows = new LiveWindows(recorders, config.windows(), nanoClock);
+        this.history = new LiveHistory(LiveWindows.label(goodput.windows().get(0)));
         this.tracing = RequestTracing.of(otel, provider);
         this.saturation = new SaturationMetrics(recorders, config.saturation(), metrics::inFlight, nanoClock);
         this.reporter = new RequestReporter(metrics, policy, new SloMetrics(recorders, policy.objectives()), goodput,
@@ -116,6 +118,16 @@ public final class SidecarTelemetry implements AutoCloseable {
 
     public SaturationMetrics saturation() {
         return saturation;
+    }
+
+    /** What the live page plots, over the last minutes. */
+    public LiveHistory history() {
+        return history;
+    }
+
+    /** Adds what the live page plots now (the shortest window) to its history. */
+    public void sampleHistory(long wallMillis) {
+        history.sample(wallMillis, LiveStats.renderPlotted(this, goodput.windows().get(0)));
     }
 
     /**

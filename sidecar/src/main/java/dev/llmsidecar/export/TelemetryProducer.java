@@ -40,6 +40,7 @@ public class TelemetryProducer {
     private SidecarTelemetry telemetry;
     private Vertx vertx;
     private long queueSampler = -1;
+    private long historySampler = -1;
 
     public synchronized SidecarTelemetry telemetry() {
         if (telemetry == null) {
@@ -57,11 +58,19 @@ public class TelemetryProducer {
         return telemetry().traffic();
     }
 
-    /** The waiting depth is sampled at a fixed period, so its histogram is time-weighted. */
+    /**
+     * The waiting depth is sampled at a fixed period, so its histogram is time-weighted. The live page's history
+     * from the start, off the event loops (a read merges every model's windows).
+     */
     void startSampling(@Observes StartupEvent event, Vertx vertx) {
         this.vertx = vertx;
-        LlmMetrics metrics = telemetry().metrics();
+        SidecarTelemetry t = telemetry();
+        LlmMetrics metrics = t.metrics();
         queueSampler = vertx.setPeriodic(QUEUE_SAMPLE_MILLIS, id -> metrics.sampleQueueDepth());
+        historySampler = vertx.setPeriodic(1, LiveHistory.STEP.toMillis(), id -> vertx.executeBlocking(() -> {
+            t.sampleHistory(System.currentTimeMillis());
+            return null;
+        }));
     }
 
     /**
@@ -93,6 +102,7 @@ public class TelemetryProducer {
     void onStop(@Observes @Priority(10) ShutdownEvent event) {
         if (queueSampler >= 0) {
             vertx.cancelTimer(queueSampler);
+            vertx.cancelTimer(historySampler);
         }
         SidecarTelemetry t;
         synchronized (this) {

@@ -7,6 +7,7 @@ import dev.llmsidecar.observe.RequestHead;
 import dev.llmsidecar.observe.TrafficObserver;
 import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.wire.LlmOperation;
+import dev.llmsidecar.wire.openai.IncludeUsagePolicy.Resend;
 import dev.llmsidecar.wire.openai.IncludeUsagePolicy.UsageKept;
 import dev.llmsidecar.wire.openai.IncludeUsagePolicy.UsageSkip;
 
@@ -93,8 +94,8 @@ public final class TrafficRecorder implements TrafficObserver {
     }
 
     @Override
-    public void retriedCompressedAfterInjection() {
-        counters.retriedCompressedAfterInjection();
+    public void retriedWithoutInjection(Resend why) {
+        counters.retriedWithoutInjection(why);
     }
 
     @Override

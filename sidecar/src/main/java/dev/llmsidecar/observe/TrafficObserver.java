@@ -1,6 +1,7 @@
 package dev.llmsidecar.observe;
 
 import dev.llmsidecar.wire.LlmOperation;
+import dev.llmsidecar.wire.openai.IncludeUsagePolicy.Resend;
 import dev.llmsidecar.wire.openai.IncludeUsagePolicy.UsageKept;
 import dev.llmsidecar.wire.openai.IncludeUsagePolicy.UsageSkip;
 
@@ -44,8 +45,8 @@ public interface TrafficObserver {
     /** A request was sent once more on a new upstream connection: the reused one closed before responding. */
     void retriedClosedBeforeResponse();
 
-    /** The client's own request was sent in place of one whose include_usage answer came compressed. */
-    void retriedCompressedAfterInjection();
+    /** The client's own request was sent in place of the one with include_usage turned on. */
+    void retriedWithoutInjection(Resend why);
 
     /** A pooled upstream connection was closed when taken, idle for the keep-alive timeout or longer. */
     void idleConnectionRetired();

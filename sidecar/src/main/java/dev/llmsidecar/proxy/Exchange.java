@@ -4,6 +4,7 @@ import dev.llmsidecar.observe.ExchangeObserver;
 import dev.llmsidecar.observe.TrafficObserver;
 import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.wire.LlmOperation;
+import dev.llmsidecar.wire.openai.IncludeUsagePolicy;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
@@ -318,8 +319,9 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
         if (clientGone || finished) {
             return;
         }
-        if (llm != null && llm.injectionMetCompression(code, r.headers())) {
-            resendAsTheClientWroteIt();
+        IncludeUsagePolicy.Resend resend = llm == null ? null : llm.resendWithoutInjection(code, r.headers());
+        if (resend != null) {
+            resendAsTheClientWroteIt(resend);
             return;
         }
         responseStarted = true;
@@ -505,18 +507,22 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
     }
 
     /**
-     * The engine compressed a stream that the sidecar had turned include_usage on for, although it was asked for
-     * identity: compressed bytes cannot be edited, and forwarding them would hand the client the injected usage.
+     * The engine answered the request the sidecar had turned include_usage on for in a way the client must not see:
+     * compressed although asked for identity (compressed bytes cannot be edited, and forwarding them would hand the
+     * client the injected usage), or refused with 400 or 422 (an engine that forbids members it does not know).
      * Nothing of the response has been forwarded (its head is in hand, not a body byte), so the edited request is
      * abandoned (the engine stops generating) and the client's own request goes out instead, on a new connection:
      * the client gets exactly the response it would have got directly.
      */
-    private void resendAsTheClientWroteIt() {
-        traffic.retriedCompressedAfterInjection();
-        proxy.warnOnce("retry_compressed_after_injection", "the engine compressed a stream for which the sidecar "
-                + "had turned include_usage on and asked for identity encoding; the client's own request was sent "
-                + "instead. The sidecar no longer turns include_usage on for this model; further cases are counted in "
-                + "llm_sidecar_upstream_retries_total, not logged");
+    private void resendAsTheClientWroteIt(IncludeUsagePolicy.Resend why) {
+        traffic.retriedWithoutInjection(why);
+        proxy.warnOnce("retry_" + why.label, (why == IncludeUsagePolicy.Resend.COMPRESSED
+                ? "the engine compressed a stream for which the sidecar had turned include_usage on and asked for "
+                        + "identity encoding"
+                : "the engine refused a request for which the sidecar had turned include_usage on (400 or 422)")
+                + "; the client's own request was sent instead. The sidecar no longer turns include_usage on for a "
+                + "model once its engine has done so and served the client's own request; further cases are counted "
+                + "in llm_sidecar_upstream_retries_total, not logged");
         UpstreamConnection abandoned = upstream;
         upstream = null;
         retried = true;

@@ -46,6 +46,7 @@ final class LlmCall {
     private boolean lengthFramed;
     private boolean streamingResponse;
     private boolean finished;
+    private boolean rejectedInjection;
 
     LlmCall(ProxyServer proxy, LlmOperation operation, HttpHeaders requestHeaders, HttpVersion version,
             ExchangeObserver observer) {
@@ -109,19 +110,27 @@ final class LlmCall {
     }
 
     /**
-     * True when the engine answered a request the sidecar turned include_usage on for with a compressed success
-     * although it was asked for identity: the exchange then sends the client's own request instead
-     * (docs/reliability.md), and this call decodes that one as an unedited stream. The engine is not asked again
-     * for this model.
+     * Whether the client's own request must be sent in place of the one the sidecar turned include_usage on for,
+     * before a byte of the answer is forwarded (docs/reliability.md), and why; null when the answer goes to the client.
+     * The engine compressed a success although asked for identity (the sidecar cannot edit it), or refused the
+     * request with 400 or 422 (a server that forbids members it does not know, where the client's own request would
+     * have been served). This call then decodes the client's request as an unedited stream.
      */
-    boolean injectionMetCompression(int status, HttpHeaders headers) {
-        if (usage != UsageHandling.REMOVE || status / 100 != 2
-                || InflatingDecoder.identity(headers.get(HttpHeaderNames.CONTENT_ENCODING))) {
-            return false;
+    IncludeUsagePolicy.Resend resendWithoutInjection(int status, HttpHeaders headers) {
+        if (usage != UsageHandling.REMOVE) {
+            return null;
+        }
+        if (status == 400 || status == 422) {
+            usage = UsageHandling.OBSERVE;
+            rejectedInjection = true;
+            return IncludeUsagePolicy.Resend.REJECTED;
+        }
+        if (status / 100 != 2 || InflatingDecoder.identity(headers.get(HttpHeaderNames.CONTENT_ENCODING))) {
+            return null;
         }
         usage = UsageHandling.OBSERVE;
         proxy.usagePolicy.compressedDespiteIdentity(policyKey());
-        return true;
+        return IncludeUsagePolicy.Resend.COMPRESSED;
     }
 
     /** The request is on its way upstream. */
@@ -134,6 +143,10 @@ final class LlmCall {
      * stream from which the injected usage is removed.
      */
     boolean onResponseHead(int status, HttpHeaders headers, boolean hasLength, long now) {
+        if (rejectedInjection && status / 100 == 2) {
+            // the client's own request was served where the one with stream_options was refused: not asked again
+            proxy.usagePolicy.injectionRejected(policyKey());
+        }
         String contentType = headers.get(HttpHeaderNames.CONTENT_TYPE);
         boolean streaming = operation.format().streamingResponse(contentType);
         streamingResponse = streaming;
@@ -166,46 +179,20 @@ final class LlmCall {
 
     /**
      * Decodes one piece of an upstream read; returns what to forward: {@code content} itself (the common case, no
-     * copy), or other bytes, in which case {@code content} is released here. The bytes a read delivers are lent for
-     * the call: a decoder that keeps them (removing injected usage) is handed a copy.
+     * copy), or other bytes, in which case the decoder has taken over {@code content}'s reference.
      */
     ByteBuf onChunk(ByteBuf content, long nanos) {
-        if (decoder == null) {
-            return content;
-        }
-        if (decoder.keepsChunks()) {
-            Buffer copy = Buffer.buffer(content.readableBytes()).appendBytes(bytes(content));
-            content.release();
-            return toByteBuf(decoder.onChunk(copy, nanos));
-        }
-        // a Vert.x view of the same memory (absolute indices: a slice starts at 0)
-        Buffer lent = Buffer.buffer(content.readerIndex() == 0 ? content : content.slice());
-        Buffer out = decoder.onChunk(lent, nanos);
-        if (out == lent) {
-            return content;
-        }
-        content.release();
-        return toByteBuf(out);
+        return decoder == null ? content : decoder.onChunk(content, nanos);
     }
 
     /** The upstream body ended: returns any bytes the decoder still held. */
     ByteBuf onEnd(long nanos) {
-        return decoder == null ? Unpooled.EMPTY_BUFFER : toByteBuf(decoder.onEnd(nanos));
+        return decoder == null ? Unpooled.EMPTY_BUFFER : decoder.onEnd(nanos);
     }
 
     /** The upstream broke off: returns what the decoder held back, which reaches the client as it would directly. */
     ByteBuf releaseHeld() {
-        return decoder == null ? Unpooled.EMPTY_BUFFER : toByteBuf(decoder.releaseHeld());
-    }
-
-    private static byte[] bytes(ByteBuf b) {
-        byte[] bytes = new byte[b.readableBytes()];
-        b.getBytes(b.readerIndex(), bytes);
-        return bytes;
-    }
-
-    private static ByteBuf toByteBuf(Buffer b) {
-        return b.length() == 0 ? Unpooled.EMPTY_BUFFER : Unpooled.wrappedBuffer(b.getBytes());
+        return decoder == null ? Unpooled.EMPTY_BUFFER : decoder.releaseHeld();
     }
 
     /**

@@ -1,94 +1,68 @@
 package dev.llmsidecar.slo;
 
+import dev.llmsidecar.window.SlidingCounts;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 
 /**
- * Request and token counts (all / good) per model and SLO class over sliding windows, for the JSON endpoint.
- * Time is sliced (1/6 of the shortest window); slices rotate lazily against an injected clock.
+ * Request and token counts (all / good) per model and SLO class over sliding windows, for the JSON endpoint, with
+ * the span each window has observed, so rates divide by the time they counted (see {@link SlidingCounts}).
  */
 public final class GoodputWindows {
 
-    /** Counts over one window. */
-    public record Counts(long requests, long goodRequests, long outputTokens, long goodOutputTokens) {
+    /** Counts over one window, taken over {@code observedNanos}. */
+    public record Counts(long requests, long goodRequests, long outputTokens, long goodOutputTokens,
+            long observedNanos) {
         /** Good share of requests; NaN without requests. */
         public double attainment() {
             return requests == 0 ? Double.NaN : (double) goodRequests / requests;
         }
+
+        public double goodRequestsPerSecond() {
+            return SlidingCounts.perSecond(goodRequests, observedNanos);
+        }
+
+        public double goodTokensPerSecond() {
+            return SlidingCounts.perSecond(goodOutputTokens, observedNanos);
+        }
     }
 
-    private final LongSupplier clock;
-    private final long sliceNanos;
-    private final int slices;
-    private final List<Duration> windows;
-    private final Map<String, Ring> rings = new ConcurrentHashMap<>();
+    private final SlidingCounts counts;
 
     public GoodputWindows(LongSupplier nanoClock, List<Duration> windows) {
-        this.clock = nanoClock;
-        this.windows = windows.stream().sorted().toList();
-        this.sliceNanos = Math.max(1, this.windows.get(0).toNanos() / 6);
-        long longest = this.windows.get(this.windows.size() - 1).toNanos();
-        this.slices = (int) Math.ceil((double) longest / sliceNanos) + 1;
+        this.counts = new SlidingCounts(nanoClock, windows, 4);
+    }
+
+    /** The windows, shortest first. */
+    public List<Duration> windows() {
+        return counts.windows();
     }
 
     public void record(String model, String sloClass, boolean good, long outputTokens) {
-        rings.computeIfAbsent(model + '\0' + sloClass, k -> new Ring()).add(clock.getAsLong(), good, outputTokens);
+        counts.add(model + '\0' + sloClass, 1, good ? 1 : 0, outputTokens, good ? outputTokens : 0);
+    }
+
+    /** How much of each window has been observed now, shortest first. */
+    public Map<Duration, SlidingCounts.Coverage> coverage() {
+        long now = counts.now();
+        Map<Duration, SlidingCounts.Coverage> out = new TreeMap<>();
+        counts.windows().forEach(w -> out.put(w, counts.coverage(w, now)));
+        return out;
     }
 
     /** model -> class -> window -> counts. */
     public Map<String, Map<String, Map<Duration, Counts>>> snapshot() {
-        long now = clock.getAsLong();
+        long now = counts.now();
         Map<String, Map<String, Map<Duration, Counts>>> out = new TreeMap<>();
-        rings.forEach((key, ring) -> {
+        counts.counts(now).forEach((key, perWindow) -> {
             int sep = key.indexOf('\0');
-            Map<Duration, Counts> perWindow = new TreeMap<>();
-            for (Duration w : windows) {
-                perWindow.put(w, ring.sum(now, w.toNanos()));
-            }
-            out.computeIfAbsent(key.substring(0, sep), k -> new TreeMap<>()).put(key.substring(sep + 1), perWindow);
+            Map<Duration, Counts> windows = new TreeMap<>();
+            perWindow.forEach((w, c) -> windows.put(w, new Counts(c[0], c[1], c[2], c[3], counts.observedNanos(w, now))));
+            out.computeIfAbsent(key.substring(0, sep), k -> new TreeMap<>()).put(key.substring(sep + 1), windows);
         });
         return out;
-    }
-
-    private final class Ring {
-        private final long[][] counts = new long[slices][4];
-        private final long[] sliceIndex = new long[slices];
-
-        synchronized void add(long now, boolean good, long tokens) {
-            long[] c = slot(now / sliceNanos);
-            c[0]++;
-            c[2] += tokens;
-            if (good) {
-                c[1]++;
-                c[3] += tokens;
-            }
-        }
-
-        private long[] slot(long index) {
-            int i = (int) Math.floorMod(index, (long) slices);
-            if (sliceIndex[i] != index) {
-                sliceIndex[i] = index;
-                java.util.Arrays.fill(counts[i], 0);
-            }
-            return counts[i];
-        }
-
-        synchronized Counts sum(long now, long windowNanos) {
-            long current = now / sliceNanos;
-            long oldest = current - windowNanos / sliceNanos + 1;
-            long[] t = new long[4];
-            for (int i = 0; i < slices; i++) {
-                if (sliceIndex[i] >= oldest && sliceIndex[i] <= current) {
-                    for (int k = 0; k < 4; k++) {
-                        t[k] += counts[i][k];
-                    }
-                }
-            }
-            return new Counts(t[0], t[1], t[2], t[3]);
-        }
     }
 }

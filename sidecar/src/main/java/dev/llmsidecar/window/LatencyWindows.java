@@ -1,6 +1,7 @@
 package dev.llmsidecar.window;
 
 import java.time.Duration;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.EnumMap;
 import java.util.List;
@@ -78,9 +79,7 @@ public final class LatencyWindows {
             SlidingWindowHistogram.slicesIn(window, slice, longestWindow, "window");
         }
         this.windows = List.copyOf(sorted);
-        TreeMap<Duration, WindowStats> empty = new TreeMap<>();
-        sorted.forEach(window -> empty.put(window, WindowStats.empty()));
-        this.emptyStats = Collections.unmodifiableMap(empty);
+        this.emptyStats = emptyStats(sorted);
     }
 
     /** The configured windows, shortest first. */
@@ -115,22 +114,41 @@ public final class LatencyWindows {
      * metric never recorded, so consumers see a stable shape.
      */
     public Map<String, Map<Metric, Map<Duration, WindowStats>>> snapshot() {
+        return snapshot(windows);
+    }
+
+    /**
+     * As {@link #snapshot()}, for some of the configured windows only (a read of the shortest merges a few slices,
+     * not the longest window's).
+     */
+    public Map<String, Map<Metric, Map<Duration, WindowStats>>> snapshot(List<Duration> some) {
+        if (!windows.containsAll(some)) {
+            throw new IllegalArgumentException(some + " are not all among the windows " + windows);
+        }
+        Map<Duration, WindowStats> empty = some.equals(windows) ? emptyStats : emptyStats(some);
         TreeMap<String, Map<Metric, Map<Duration, WindowStats>>> byModel = new TreeMap<>();
         synchronized (mergeBuffer) {
             for (String model : models()) {
-                byModel.put(model, statsOf(series.get(model)));
+                byModel.put(model, statsOf(series.get(model), some, empty));
             }
         }
         return Collections.unmodifiableSortedMap(byModel);
     }
 
-    private Map<Metric, Map<Duration, WindowStats>> statsOf(Map<Metric, SlidingWindowHistogram> perMetric) {
+    private Map<Metric, Map<Duration, WindowStats>> statsOf(Map<Metric, SlidingWindowHistogram> perMetric,
+            List<Duration> some, Map<Duration, WindowStats> empty) {
         EnumMap<Metric, Map<Duration, WindowStats>> byMetric = new EnumMap<>(Metric.class);
         for (Metric metric : Metric.values()) {
             SlidingWindowHistogram histogram = perMetric.get(metric);
-            byMetric.put(metric, histogram == null ? emptyStats : histogram.snapshot(windows, mergeBuffer));
+            byMetric.put(metric, histogram == null ? empty : histogram.snapshot(some, mergeBuffer));
         }
         return Collections.unmodifiableMap(byMetric);
+    }
+
+    private static Map<Duration, WindowStats> emptyStats(Collection<Duration> windows) {
+        TreeMap<Duration, WindowStats> empty = new TreeMap<>();
+        windows.forEach(window -> empty.put(window, WindowStats.empty()));
+        return Collections.unmodifiableMap(empty);
     }
 
     /**

@@ -1,6 +1,8 @@
 package dev.llmsidecar.wire;
 
-import io.vertx.core.buffer.Buffer;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.util.Arrays;
 
 /**
  * A non-streaming response: forwarded as it arrives, while a side copy (up to a limit) is handed to the
@@ -18,7 +20,8 @@ public final class JsonBodyDecoder implements StreamDecoder {
     private final BodyHandler handler;
     private final int maxBytes;
     private final ResponseModelProbe model;
-    private Buffer copy = Buffer.buffer();
+    private byte[] copy = new byte[0];
+    private int length;
     private boolean tooLarge;
 
     /** @param model finds the answering model in the body, or null */
@@ -30,33 +33,38 @@ public final class JsonBodyDecoder implements StreamDecoder {
     }
 
     @Override
-    public Buffer onChunk(Buffer chunk, long nanos) {
+    public ByteBuf onChunk(ByteBuf chunk, long nanos) {
+        int n = chunk.readableBytes();
         if (!tooLarge) {
-            if (copy.length() + chunk.length() > maxBytes) {
+            if ((long) length + n > maxBytes) {
                 tooLarge = true;
                 copy = null;
             } else {
-                copy.appendBuffer(chunk);
+                if (length + n > copy.length) {
+                    copy = Arrays.copyOf(copy, Math.min(maxBytes, Math.max(length + n, 2 * copy.length)));
+                }
+                chunk.getBytes(chunk.readerIndex(), copy, length, n);
+                length += n;
             }
         }
         return chunk;
     }
 
     @Override
-    public Buffer onEnd(long nanos) {
+    public ByteBuf onEnd(long nanos) {
         if (tooLarge) {
             sink.onUndecodable();
-            return Buffer.buffer(0);
+            return Unpooled.EMPTY_BUFFER;
         }
-        byte[] bytes = copy.getBytes();
+        byte[] bytes = length == copy.length ? copy : Arrays.copyOf(copy, length);
         copy = null;
         if (bytes.length == 0) {
-            return Buffer.buffer(0);
+            return Unpooled.EMPTY_BUFFER;
         }
         DecodeGuard.run(sink, () -> handler.onBody(bytes, nanos));
         if (model != null) {
             model.look(bytes, 0, bytes.length, sink);
         }
-        return Buffer.buffer(0);
+        return Unpooled.EMPTY_BUFFER;
     }
 }

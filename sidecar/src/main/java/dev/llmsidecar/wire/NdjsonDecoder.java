@@ -1,6 +1,8 @@
 package dev.llmsidecar.wire;
 
-import io.vertx.core.buffer.Buffer;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.util.ByteProcessor;
 import java.util.Arrays;
 
 /**
@@ -8,7 +10,7 @@ import java.util.Arrays;
  * the format's {@link LineHandler} with the arrival time of the read that completed it. A last line without a
  * newline (a non-streaming body) is handled at the end. Blank lines are skipped.
  */
-public final class NdjsonDecoder implements StreamDecoder {
+public final class NdjsonDecoder implements StreamDecoder, ByteProcessor {
 
     /** One format's reading of one line. */
     public interface LineHandler {
@@ -23,6 +25,7 @@ public final class NdjsonDecoder implements StreamDecoder {
     private byte[] line = new byte[512];
     private int length;
     private boolean oversize;
+    private long nanos;
 
     /** @param model finds the answering model in the first lines, or null */
     public NdjsonDecoder(TokenEventSink sink, LineHandler handler, int maxLineBytes, ResponseModelProbe model) {
@@ -33,32 +36,36 @@ public final class NdjsonDecoder implements StreamDecoder {
     }
 
     @Override
-    public Buffer onChunk(Buffer chunk, long nanos) {
-        int n = chunk.length();
-        for (int i = 0; i < n; i++) {
-            byte b = chunk.getByte(i);
-            if (b == '\n') {
-                endLine(nanos);
-            } else if (!oversize) {
-                if (length == maxLineBytes) {
-                    oversize = true;
-                } else {
-                    if (length == line.length) {
-                        line = Arrays.copyOf(line, Math.min(maxLineBytes, line.length * 2));
-                    }
-                    line[length++] = b;
-                }
-            }
-        }
+    public ByteBuf onChunk(ByteBuf chunk, long nanos) {
+        this.nanos = nanos;
+        chunk.forEachByte(this);
         return chunk;
     }
 
+    /** One byte of the body, in order (fed by {@link ByteBuf#forEachByte}, which reads the buffer where it lies). */
     @Override
-    public Buffer onEnd(long nanos) {
+    public boolean process(byte b) {
+        if (b == '\n') {
+            endLine(nanos);
+        } else if (!oversize) {
+            if (length == maxLineBytes) {
+                oversize = true;
+            } else {
+                if (length == line.length) {
+                    line = Arrays.copyOf(line, Math.min(maxLineBytes, line.length * 2));
+                }
+                line[length++] = b;
+            }
+        }
+        return true;
+    }
+
+    @Override
+    public ByteBuf onEnd(long nanos) {
         if (length > 0 || oversize) {
             endLine(nanos);
         }
-        return Buffer.buffer(0);
+        return Unpooled.EMPTY_BUFFER;
     }
 
     private void endLine(long nanos) {

@@ -1,6 +1,7 @@
 package dev.llmsidecar.wire;
 
-import io.vertx.core.buffer.Buffer;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 
 /**
  * A text/event-stream response observed as it passes: every read is forwarded at once and unchanged, and each
@@ -39,7 +40,7 @@ public final class SseDecoder implements StreamDecoder, SseEventSplitter.Listene
     }
 
     @Override
-    public Buffer onChunk(Buffer chunk, long nanos) {
+    public ByteBuf onChunk(ByteBuf chunk, long nanos) {
         this.nanos = nanos;
         if (!broken) {
             try {
@@ -53,8 +54,8 @@ public final class SseDecoder implements StreamDecoder, SseEventSplitter.Listene
     }
 
     @Override
-    public Buffer onEnd(long nanos) {
-        return Buffer.buffer(0);
+    public ByteBuf onEnd(long nanos) {
+        return Unpooled.EMPTY_BUFFER;
     }
 
     @Override

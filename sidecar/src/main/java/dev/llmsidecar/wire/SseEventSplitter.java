@@ -1,6 +1,7 @@
 package dev.llmsidecar.wire;
 
-import io.vertx.core.buffer.Buffer;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
@@ -11,6 +12,10 @@ import java.util.Arrays;
  * reads at any byte, and one read may hold many events.
  *
  * <p>Stream offsets are reported so a caller can drop exactly one event's bytes (include_usage stripping).
+ *
+ * <p>One pass: a read is scanned where it lies (a heap buffer) or after one bulk copy into the thread's block (the
+ * direct buffers sockets read into); a line that ends within the read is taken from there, so only data values are
+ * copied, once, into the event's data.
  */
 public final class SseEventSplitter {
 
@@ -26,8 +31,14 @@ public final class SseEventSplitter {
          */
         void onEvent(byte[] data, int dataLength, String eventType, boolean oversize, long startOffset, long endOffset);
 
-        /** A LF completed a CRLF whose CR already ended an event; the event really ended at {@code newEndOffset}. */
-        default void onEventEndExtended(long newEndOffset) {
+        /**
+         * A LF followed the CR that ended an event; by the WHATWG rules it completes that CRLF, and the event really
+         * ended at {@code newEndOffset}.
+         *
+         * @param crlfLines the event's last field line ended in CRLF too: the LF is most likely the end of the
+         *     event's empty line as its writer meant it, not a bare LF written after an event of CR-ended lines
+         */
+        default void onEventEndExtended(long newEndOffset, boolean crlfLines) {
         }
     }
 
@@ -62,6 +73,8 @@ public final class SseEventSplitter {
     private int lineLength;
     // Separate from lineLength: an oversize event keeps no bytes, yet its lines are not empty lines.
     private boolean lineNonEmpty;
+    // the line was read where it lay (takeLine): its field is done
+    private boolean lineTaken;
     private byte[] data = NONE;
     private int dataLength;
     private boolean hasData;
@@ -75,6 +88,9 @@ public final class SseEventSplitter {
     private long lastBoundary;
     private boolean afterCr;
     private boolean crEndedEvent;
+    // the last line end was a CRLF (false for LF, and for a CR once the next byte is known not to be LF)
+    private boolean lastLineCrlf;
+    private boolean crlfEvent;
     // bytes of a leading BOM matched so far (it may be split across reads); -1 once the stream's start is decided
     private int bomMatched;
 
@@ -101,22 +117,29 @@ public final class SseEventSplitter {
         return oversize;
     }
 
-    public void feed(Buffer chunk) {
+    /** Feeds the readable bytes of {@code chunk} (its indices are left as they are). */
+    public void feed(ByteBuf chunk) {
+        int from = chunk.readerIndex();
+        int n = chunk.readableBytes();
+        if (chunk.hasArray()) {
+            int start = chunk.arrayOffset() + from;
+            feed(chunk.array(), start, start + n);
+            return;
+        }
         Scratch scratch = SCRATCH.get();
         if (scratch.busy) {
             // fed from inside another stream's listener: the thread's block is in use
-            byte[] bytes = chunk.getBytes();
+            byte[] bytes = ByteBufUtil.getBytes(chunk);
             feed(bytes, 0, bytes.length);
             return;
         }
-        int n = chunk.length();
         byte[] block = scratch.block;
         borrow(scratch);
         try {
             // copy in blocks (one bulk copy each, no allocation), then scan plain arrays
-            for (int from = 0; from < n; from += block.length) {
-                int len = Math.min(block.length, n - from);
-                chunk.getBytes(from, from + len, block, 0);
+            for (int done = 0; done < n; done += block.length) {
+                int len = Math.min(block.length, n - done);
+                chunk.getBytes(from + done, block, 0, len);
                 scan(block, 0, len);
             }
         } finally {
@@ -191,25 +214,30 @@ public final class SseEventSplitter {
             if (afterCr) {
                 afterCr = false;
                 if (bytes[i] == '\n') {
+                    lastLineCrlf = true;
                     offset++;
                     i++;
                     if (crEndedEvent) {
                         crEndedEvent = false;
                         lastBoundary = offset;
                         eventStart = offset;
-                        listener.onEventEndExtended(offset);
+                        listener.onEventEndExtended(offset, crlfEvent);
                     }
                     continue;
                 }
+                lastLineCrlf = false;
                 crEndedEvent = false;
             }
-            // the run of line bytes up to the next line end is appended in one copy
             int j = i;
             while (j < to && bytes[j] != '\n' && bytes[j] != '\r') {
                 j++;
             }
             if (j > i) {
-                appendToLine(bytes, i, j - i);
+                if (j < to && lineLength == 0 && !lineNonEmpty) {
+                    takeLine(bytes, i, j - i); // the whole line is here: read it in place
+                } else {
+                    appendToLine(bytes, i, j - i);
+                }
                 offset += j - i;
             }
             if (j == to) {
@@ -217,6 +245,9 @@ public final class SseEventSplitter {
             }
             long here = offset++;
             afterCr = bytes[j] == '\r';
+            if (!afterCr) {
+                lastLineCrlf = false;
+            }
             endLine(here + 1);
             i = j + 1;
         }
@@ -266,32 +297,52 @@ public final class SseEventSplitter {
         lineLength += length;
     }
 
+    /** A line that lies whole in {@code bytes}, none of it held from an earlier read: no copy of it is made. */
+    private void takeLine(byte[] bytes, int from, int length) {
+        lineNonEmpty = true;
+        lineTaken = true;
+        if (oversize) {
+            return;
+        }
+        if (eventBytes + (long) length > maxEventBytes) {
+            oversize = true;
+            dataLength = 0;
+            return;
+        }
+        eventBytes += length;
+        if (bytes[from] != ':') {
+            processField(bytes, from, from + length);
+        }
+    }
+
     private void endLine(long endOffset) {
         if (!lineNonEmpty) {
             dispatch(endOffset);
             return;
         }
-        if (!oversize && line[0] != ':') {
-            processField();
+        if (!lineTaken && !oversize && line[0] != ':') {
+            processField(line, 0, lineLength);
         }
         lineLength = 0;
         lineNonEmpty = false;
+        lineTaken = false;
     }
 
-    private void processField() {
-        int colon = indexOf(line, lineLength, (byte) ':');
-        int nameEnd = colon < 0 ? lineLength : colon;
-        int valueStart = colon < 0 ? lineLength : colon + 1;
-        if (valueStart < lineLength && line[valueStart] == ' ') {
+    /** The field of the line {@code bytes[from, to)}. */
+    private void processField(byte[] bytes, int from, int to) {
+        int colon = indexOf(bytes, from, to, (byte) ':');
+        int nameEnd = colon < 0 ? to : colon;
+        int valueStart = colon < 0 ? to : colon + 1;
+        if (valueStart < to && bytes[valueStart] == ' ') {
             valueStart++;
         }
-        boolean error = fieldIs(ERROR, nameEnd);
+        boolean error = fieldIs(ERROR, bytes, from, nameEnd);
         if (error) {
             // llama.cpp server writes stream errors as a non-standard "error: {json}" line: read it as an error event
             eventType = "error";
         }
-        if (error || fieldIs(DATA, nameEnd)) {
-            int valueLength = lineLength - valueStart;
+        if (error || fieldIs(DATA, bytes, from, nameEnd)) {
+            int valueLength = to - valueStart;
             int needed = dataLength + (hasData ? 1 : 0) + valueLength;
             if (needed > data.length) {
                 data = Arrays.copyOf(data, Math.max(needed, data.length * 2));
@@ -299,20 +350,20 @@ public final class SseEventSplitter {
             if (hasData) {
                 data[dataLength++] = '\n';
             }
-            System.arraycopy(line, valueStart, data, dataLength, valueLength);
+            System.arraycopy(bytes, valueStart, data, dataLength, valueLength);
             dataLength += valueLength;
             hasData = true;
-        } else if (fieldIs(EVENT, nameEnd)) {
-            eventType = new String(line, valueStart, lineLength - valueStart, StandardCharsets.UTF_8);
+        } else if (fieldIs(EVENT, bytes, from, nameEnd)) {
+            eventType = new String(bytes, valueStart, to - valueStart, StandardCharsets.UTF_8);
         }
     }
 
-    private boolean fieldIs(byte[] name, int nameLength) {
-        if (nameLength != name.length) {
+    private static boolean fieldIs(byte[] name, byte[] bytes, int from, int nameEnd) {
+        if (nameEnd - from != name.length) {
             return false;
         }
-        for (int i = 0; i < nameLength; i++) {
-            if (line[i] != name[i]) {
+        for (int i = 0; i < name.length; i++) {
+            if (bytes[from + i] != name[i]) {
                 return false;
             }
         }
@@ -320,6 +371,7 @@ public final class SseEventSplitter {
     }
 
     private void dispatch(long endOffset) {
+        crlfEvent = lastLineCrlf;
         listener.onEvent(data, hasData ? dataLength : 0, eventType, oversize, eventStart, endOffset);
         crEndedEvent = afterCr;
         lastBoundary = endOffset;
@@ -331,8 +383,8 @@ public final class SseEventSplitter {
         eventBytes = 0;
     }
 
-    private static int indexOf(byte[] bytes, int length, byte wanted) {
-        for (int i = 0; i < length; i++) {
+    private static int indexOf(byte[] bytes, int from, int to, byte wanted) {
+        for (int i = from; i < to; i++) {
             if (bytes[i] == wanted) {
                 return i;
             }

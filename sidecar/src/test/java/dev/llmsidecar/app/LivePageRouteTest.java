@@ -67,6 +67,38 @@ class LivePageRouteTest {
         assertThat(csp).contains("script-src " + hash(html, "script")).contains("style-src " + hash(html, "style"));
     }
 
+    @TestHTTPResource(value = "/llm/history", management = true)
+    URL history;
+
+    @TestHTTPResource(value = "/llm?format=text", management = true)
+    URL text;
+
+    @Test
+    void theSidecarKeepsThePagesHistoryFromItsStart() throws Exception {
+        io.vertx.core.json.JsonObject h = null;
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while ((h == null || h.getJsonArray("t").isEmpty()) && System.nanoTime() < deadline) {
+            HttpResponse<String> r = get(history.toURI());
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(r.headers().firstValue("content-type")).hasValue("application/json");
+            h = new io.vertx.core.json.JsonObject(r.body());
+            Thread.sleep(100);
+        }
+        assertThat(h.getJsonArray("t")).as("sampled at start").isNotEmpty();
+        assertThat(h.getLong("step_seconds")).isEqualTo(dev.llmsidecar.export.LiveHistory.STEP.toSeconds());
+        assertThat(h.getJsonArray("series").stream().map(s -> ((io.vertx.core.json.JsonObject) s).getJsonArray("path")
+                .getList())).contains(java.util.List.of("in_flight"));
+    }
+
+    @Test
+    void aScreenfulOfTextAtFormatText() throws Exception {
+        HttpResponse<String> r = get(text.toURI());
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(r.headers().firstValue("content-type")).hasValue("text/plain; charset=utf-8");
+        assertThat(r.body()).startsWith("in flight ").contains("more: /q/llm (JSON)");
+        assertThat(r.body().lines().count()).isLessThan(40);
+    }
+
     @Test
     void theProxyPortDoesNotServeThePage() throws Exception {
         assertThat(page.getPort()).isNotEqualTo(proxy.getPort());

@@ -104,6 +104,7 @@ class SidecarApplicationTest {
 
     @Test
     void officialOpenAiJavaClientStreamsAndCompletesThroughTheSidecar() throws Exception {
+        long streamsBefore = streamsInTheTtftWindow(); // of other tests (a TGI stream is the served model's too)
         OpenAIClient client = openAi();
         ChatCompletionCreateParams params = ChatCompletionCreateParams.builder()
                 .model(ChatModel.of("sim-llama-8b")).addUserMessage("hello").maxCompletionTokens(6).build();
@@ -137,8 +138,14 @@ class SidecarApplicationTest {
         io.vertx.core.json.JsonObject ttft = live.getJsonObject("models").getJsonObject("sim-llama-8b")
                 .getJsonObject("ttft").getJsonObject("1m");
         // the two streams; the whole response that did not stream is not in the TTFT window (its TTFT is its E2E)
-        assertThat(ttft.getLong("count")).isEqualTo(2);
+        assertThat(ttft.getLong("count")).isEqualTo(streamsBefore + 2);
         assertThat(ttft.getDouble("p50")).isPositive();
+    }
+
+    long streamsInTheTtftWindow() throws Exception {
+        io.vertx.core.json.JsonObject model = new io.vertx.core.json.JsonObject(get(liveStats)).getJsonObject("models")
+                .getJsonObject("sim-llama-8b");
+        return model == null ? 0 : model.getJsonObject("ttft").getJsonObject("1m").getLong("count");
     }
 
     @Test
@@ -180,7 +187,35 @@ class SidecarApplicationTest {
         assertThat(live.getJsonObject("engine").getBoolean("up")).isTrue();
         assertThat(live.getJsonObject("engine").getString("kind")).isEqualTo("vllm");
         assertThat(live.getJsonObject("engine").getDouble("requests_waiting")).isZero();
+        // the figures' age: scraped every 0.2 s here (the test profile), under 10 s on any machine
+        assertThat(live.getJsonObject("engine").getDouble("scrape_age_seconds")).isBetween(0.0, 10.0);
+        assertThat(s.sum("llm_sidecar_engine_scrape_age_seconds")).isBetween(0.0, 10.0);
         assertThat(live.getJsonObject("saturation").getJsonArray("bands")).isNotNull();
+    }
+
+    @Test
+    void requestsThatNameNoModelCarryTheOneTheEngineServes() throws Exception {
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        io.vertx.core.json.JsonObject engine = new io.vertx.core.json.JsonObject(get(liveStats)).getJsonObject("engine");
+        while (engine.getJsonArray("served_models").isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+            engine = new io.vertx.core.json.JsonObject(get(liveStats)).getJsonObject("engine");
+        }
+        assertThat(engine.getJsonArray("served_models").getList()).containsExactly("sim-llama-8b");
+        String[] tgiSeries = {"model", "sim-llama-8b", "operation", "text_completion", "streaming", "true"};
+        double before = new Scrape(get(metrics)).sum("llm_sidecar_requests_total", tgiSeries);
+        HttpResponse<String> tgi = http.send(HttpRequest.newBuilder(URI.create(proxy + "generate_stream"))
+                .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(
+                        "{\"inputs\":\"What is Deep Learning?\",\"parameters\":{\"max_new_tokens\":4}}")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(tgi.statusCode()).isEqualTo(200);
+        Scrape s = new Scrape(get(metrics));
+        while (s.sum("llm_sidecar_requests_total", tgiSeries) < before + 1 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+            s = new Scrape(get(metrics));
+        }
+        assertThat(s.sum("llm_sidecar_requests_total", tgiSeries)).isEqualTo(before + 1);
+        assertThat(s.sum("llm_sidecar_engine_model_probes_total", "result", "ok")).isGreaterThanOrEqualTo(1);
     }
 
     @Test

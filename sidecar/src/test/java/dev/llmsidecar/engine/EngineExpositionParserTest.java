@@ -1,10 +1,12 @@
 package dev.llmsidecar.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.llmsidecar.engine.ExpositionParser.Result;
 import dev.llmsidecar.engine.ExpositionParser.Sample;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -125,6 +127,24 @@ class EngineExpositionParserTest {
             Result r = ExpositionParser.parse(sb.toString());
             assertThat(r.rejectedLines()).isNotNegative();
         }
+    }
+
+    @Test
+    void labelNamesOfOneHashCodeStayLinear() {
+        // found with the hostile inputs of dev.llmsidecar.fuzz.ExpositionParserFuzzTest: 2^16 label names built of
+        // "Aa" and "BB" (which hash alike) in one 2.3 MB line took 23 s, as Map.copyOf probes linearly; an 8 MiB
+        // scrape body would hold the event loop for minutes
+        StringBuilder line = new StringBuilder("vllm:num_requests_running{");
+        int bits = 16;
+        for (int i = 0; i < 1 << bits; i++) {
+            for (int b = 0; b < bits; b++) {
+                line.append((i >> b & 1) == 0 ? "Aa" : "BB");
+            }
+            line.append("=\"\",");
+        }
+        String text = line.append("} 1\n").toString();
+        Result r = assertTimeoutPreemptively(Duration.ofSeconds(5), () -> ExpositionParser.parse(text));
+        assertThat(r.samples()).singleElement().satisfies(s -> assertThat(s.labels()).hasSize(1 << bits));
     }
 
     private static double value(Result r, String name) {

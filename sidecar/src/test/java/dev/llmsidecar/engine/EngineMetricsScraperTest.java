@@ -80,6 +80,29 @@ class EngineMetricsScraperTest {
     }
 
     @Test
+    void theFiguresCarryTheirAge() {
+        engine = req -> req.response().setStatusCode(503).end();
+        start(TIMEOUT);
+        eventually("an error counted", () -> metric("llm_sidecar_engine_scrapes_total", "result", "error") >= 1.0);
+        assertThat(metric("llm_sidecar_engine_scrape_age_seconds")).as("no figures yet").isNaN();
+        assertThat(scraper.view().getValue("scrape_age_seconds")).isNull();
+
+        serve(EngineSamples.text("vllm.txt"));
+        eventually("engine up", () -> metric("llm_sidecar_engine_up") == 1.0);
+        // read every 50 ms: never older than an interval and a late timer on a busy machine
+        assertThat(metric("llm_sidecar_engine_scrape_age_seconds")).isBetween(0.0, 2.0);
+        assertThat(scraper.view().getDouble("scrape_age_seconds")).isBetween(0.0, 2.0);
+        assertThat(scraper.view().getDouble("requests_running")).isEqualTo(21.0);
+
+        engine = req -> req.response().setStatusCode(503).end();
+        eventually("engine down", () -> metric("llm_sidecar_engine_up") == 0.0);
+        // no figures now, and the last ones keep ageing: how long the engine has not been read
+        eventually("the last figures age", () -> metric("llm_sidecar_engine_scrape_age_seconds") > 0.3);
+        assertThat(scraper.view().getValue("requests_running")).isNull();
+        assertThat(scraper.view().getDouble("scrape_age_seconds")).isGreaterThan(0.3);
+    }
+
+    @Test
     void prefixHitRatioComesFromConsecutiveScrapes() {
         // every scrape sees 2000 more queried tokens and 800 more hits than the one before
         AtomicInteger n = new AtomicInteger();

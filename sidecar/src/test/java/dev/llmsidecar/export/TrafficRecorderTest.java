@@ -14,6 +14,7 @@ import dev.llmsidecar.wire.LlmOperation;
 import dev.llmsidecar.wire.LlmRoutes;
 import dev.llmsidecar.wire.TokenEventSink;
 import dev.llmsidecar.wire.Usage;
+import dev.llmsidecar.wire.openai.IncludeUsagePolicy.Resend;
 import com.fasterxml.jackson.core.JsonFactory;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -147,7 +148,8 @@ class TrafficRecorderTest {
         other.ended(Outcome.OK, 404, 3 * MS);
         traffic.refused(true, 503);
         traffic.connectionError(Peer.CLIENT);
-        traffic.retriedCompressedAfterInjection();
+        traffic.retriedWithoutInjection(Resend.COMPRESSED);
+        traffic.retriedWithoutInjection(Resend.REJECTED);
         traffic.usageRemoved(1, 2);
         Scrape s = scrape();
         assertThat(s.sum("llm_sidecar_http_requests_total", "route", "other", "status_class", "4xx")).isEqualTo(1);
@@ -155,6 +157,7 @@ class TrafficRecorderTest {
         assertThat(s.sum("llm_sidecar_requests_total")).as("no LLM request was measured").isZero();
         assertThat(s.sum("llm_sidecar_connection_errors_total", "peer", "client")).isEqualTo(1);
         assertThat(s.sum("llm_sidecar_upstream_retries_total", "reason", "compressed_after_injection")).isEqualTo(1);
+        assertThat(s.sum("llm_sidecar_upstream_retries_total", "reason", "injection_rejected")).isEqualTo(1);
         assertThat(s.sum("llm_sidecar_usage_chunks_stripped_total")).isEqualTo(1);
         assertThat(s.sum("llm_sidecar_usage_members_removed_total")).isEqualTo(2);
         assertThat(s.sum("llm_sidecar_chunk_write_delay_seconds_count")).isEqualTo(1);

@@ -2,6 +2,7 @@ package dev.llmsidecar.fuzz;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.llmsidecar.engine.ExpositionParser.Result;
 import dev.llmsidecar.engine.ExpositionParser.Sample;
@@ -12,15 +13,18 @@ import dev.llmsidecar.fuzz.TextFormatReference.Line;
 import dev.llmsidecar.fuzz.TextFormatReference.Valid;
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Predicate;
+import org.junit.jupiter.api.Test;
 
 /**
  * {@link ExpositionParser} against {@link TextFormatReference}, a reader written from the text format's
  * specification: on generated valid expositions (with lines both must refuse mixed in) they agree exactly; on any
  * text, every line the specification accepts is read as it says (the parser may accept more: it is lenient by
- * design) and nothing throws; on huge repetitive text the parser stays linear.
+ * design) and nothing throws; on huge repetitive text the parser stays linear, and so it does on hostile bodies as
+ * large as the scrapers read (plain tests).
  */
 class ExpositionParserFuzzTest {
 
@@ -131,6 +135,54 @@ class ExpositionParserFuzzTest {
         assertThat(millis).as("parse time of %d chars", text.length()).isLessThan(2_000);
         long lines = text.chars().filter(c -> c == '\n').count() + 1;
         assertThat((long) result.samples().size() + result.rejectedLines()).isLessThanOrEqualTo(lines);
+    }
+
+    // ------------------------------------------------------------------------------------------ hostile text
+
+    /** The scrapers read at most this much of a body (EngineMetricsScraper and DcgmScraper.MAX_BODY_BYTES). */
+    private static final int MAX_BODY = 8 * 1024 * 1024;
+
+    @Test
+    void oneLineAsLongAsABodyMayBe() {
+        String value = "x".repeat(MAX_BODY - 40);
+        Result r = parseQuickly("vllm:num_requests_running{a=\"" + value + "\"} 1\n");
+        assertThat(r.samples()).singleElement().satisfies(s -> assertThat(s.labels().get("a")).hasSize(value.length()));
+    }
+
+    @Test
+    void aMillionLabelsOnOneLine() {
+        StringBuilder sb = new StringBuilder("vllm:num_requests_running{");
+        int labels = 0;
+        while (sb.length() < MAX_BODY - 32) {
+            sb.append('l').append(labels++).append("=\"\",");
+        }
+        int written = labels;
+        Result r = parseQuickly(sb.append("} 1").toString());
+        assertThat(r.samples()).singleElement().satisfies(s -> assertThat(s.labels()).hasSize(written));
+        assertThat(written).isGreaterThan(700_000);
+    }
+
+    @Test
+    void repetitionThatNeverCloses() {
+        for (String unit : new String[] {"{", "a{", "{a=\"", "\\", "a=\"\",", "#", " ", "\r", "1e", "-"}) {
+            Result r = parseQuickly("vllm:x{a=\"" + unit.repeat((MAX_BODY - 16) / unit.length()));
+            assertThat(r.samples().size() + r.rejectedLines()).as(unit).isLessThanOrEqualTo(1);
+        }
+    }
+
+    @Test
+    void aLineForEveryFewBytes() {
+        // one sample per line at most: an engine name makes a line of 28 bytes (the scraper keeps engine names)
+        String line = "vllm:num_requests_running 1\n";
+        Result r = parseQuickly(line.repeat(MAX_BODY / line.length()));
+        assertThat(r.samples()).hasSize(MAX_BODY / line.length());
+        assertThat(parseQuickly("\n".repeat(MAX_BODY)).samples()).isEmpty();
+        assertThat(parseQuickly("}\n".repeat(MAX_BODY / 2)).rejectedLines()).isEqualTo(MAX_BODY / 2);
+    }
+
+    /** Linear work: a body the size the scrapers allow takes well under a second; the bound leaves room. */
+    private static Result parseQuickly(String text) {
+        return assertTimeoutPreemptively(Duration.ofSeconds(10), () -> ExpositionParser.parse(text));
     }
 
     // ------------------------------------------------------------------------------------------ the generator

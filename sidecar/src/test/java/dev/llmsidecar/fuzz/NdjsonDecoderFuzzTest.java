@@ -13,7 +13,7 @@ import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.DictionaryEntries;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import com.fasterxml.jackson.core.JsonFactory;
-import io.vertx.core.buffer.Buffer;
+import io.netty.buffer.ByteBuf;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,8 +34,9 @@ class NdjsonDecoderFuzzTest {
     }
 
     @FuzzTest
-    @DictionaryEntries({"\\n", "\\r\\n", "{\"model\":\"m\",\"message\":{\"role\":\"assistant\",\"content\":\"a\"},\"done\":false}",
-            "\"done\":true", "\"eval_count\":3", "\"thinking\":\"x\"", "\"tool_calls\":[{}]", "\"error\":\"e\""})
+    @DictionaryEntries({"\\n", "\\r\\n",
+            "{\"model\":\"m\",\"message\":{\"role\":\"assistant\",\"content\":\"a\"},\"done\":false}", "\"done\":true",
+            "\"eval_count\":3", "\"thinking\":\"x\"", "\"tool_calls\":[{}]", "\"error\":\"e\""})
     void linesMatchTheReferenceForAnySplit(FuzzedDataProvider data) {
         int maxLineBytes = data.consumeBoolean() ? data.consumeInt(0, 64) : UNLIMITED;
         int failEvery = data.consumeInt(0, 4); // the handler fails on lines i with i % failEvery == 1 (0: never)
@@ -96,11 +97,15 @@ class NdjsonDecoderFuzzTest {
 
     /** Feeds the reads (read i stamped i) and ends; every read is forwarded itself, the end forwards nothing. */
     private static void forwardsEveryRead(StreamDecoder decoder, byte[] stream, List<int[]> reads) {
+        dev.llmsidecar.support.Reads given = new dev.llmsidecar.support.Reads();
         long nanos = 0;
         for (int[] read : reads) {
-            Buffer chunk = Buffer.buffer().appendBytes(stream, read[0], read[1] - read[0]);
-            assertThat(decoder.onChunk(chunk, nanos++)).isSameAs(chunk);
+            ByteBuf chunk = given.read(stream, read[0], read[1]);
+            ByteBuf forwarded = decoder.onChunk(chunk, nanos++);
+            assertThat(forwarded).isSameAs(chunk);
+            forwarded.release();
         }
-        assertThat(decoder.onEnd(nanos).length()).isZero();
+        assertThat(decoder.onEnd(nanos).readableBytes()).isZero();
+        given.assertAllReleased();
     }
 }

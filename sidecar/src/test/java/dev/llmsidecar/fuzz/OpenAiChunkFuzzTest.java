@@ -128,12 +128,16 @@ class OpenAiChunkFuzzTest {
         boolean error;
         ServerTimings timings;
         Usage timingsUsage;
+        boolean usageMember;
 
         OpenAiChunk read(ObjectNode root) {
             JsonTree.members(root, (name, v) -> {
                 switch (name) {
                     case "choices" -> choices(v);
-                    case "usage" -> usage = v.isObject() ? usage(v) : null;
+                    case "usage" -> {
+                        usageMember = true;
+                        usage = v.isObject() ? usage(v) : null;
+                    }
                     // vLLM's per-request metrics; a later member of either kind replaces an earlier one
                     case "metrics" -> timings = v.isObject() ? vllmMetrics(v) : null;
                     case "timings" -> llamaCppTimings(v);
@@ -143,7 +147,7 @@ class OpenAiChunkFuzzTest {
                 }
             });
             return new OpenAiChunk(choicesPresent, choicesEmpty, content, reasoning, finishReason,
-                    usage != null ? usage : timingsUsage, error, timings);
+                    usage != null ? usage : timingsUsage, error, timings, usageMember);
         }
 
         private void choices(JsonNode v) {

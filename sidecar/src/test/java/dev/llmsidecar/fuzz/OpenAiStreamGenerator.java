@@ -140,7 +140,8 @@ final class OpenAiStreamGenerator {
             case 2 -> JSON.writer(new DefaultPrettyPrinter().withObjectIndenter(new DefaultIndenter("", " ")));
             default -> JSON.writer();
         };
-        return escapeNonAscii ? writer.with(JsonWriteFeature.ESCAPE_NON_ASCII) : writer.without(JsonWriteFeature.ESCAPE_NON_ASCII);
+        return escapeNonAscii ? writer.with(JsonWriteFeature.ESCAPE_NON_ASCII)
+                : writer.without(JsonWriteFeature.ESCAPE_NON_ASCII);
     }
 
     private static ObjectNode chunk(List<String> head, int choicesAt, JsonNode choices, boolean usageChunk) {

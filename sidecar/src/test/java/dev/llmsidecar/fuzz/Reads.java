@@ -1,7 +1,7 @@
 package dev.llmsidecar.fuzz;
 
 import dev.llmsidecar.wire.StreamDecoder;
-import io.vertx.core.buffer.Buffer;
+import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
@@ -13,13 +13,26 @@ final class Reads {
 
     /** Feeds the reads ({@code [from, to)} of {@code bytes}), read i stamped i, then ends; returns all it forwarded. */
     static byte[] feedAndEnd(StreamDecoder decoder, byte[] bytes, List<int[]> reads) {
-        Buffer out = Buffer.buffer();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.writeBytes(feed(decoder, bytes, reads));
+        out.writeBytes(dev.llmsidecar.support.Reads.drain(decoder.onEnd(reads.size())));
+        return out.toByteArray();
+    }
+
+    /**
+     * Feeds the reads (read i stamped i), as direct buffers the way the proxy hands them over; returns all that was
+     * forwarded. Every read must have been released by then, or be held by what was forwarded (released here).
+     */
+    static byte[] feed(StreamDecoder decoder, byte[] bytes, List<int[]> reads) {
+        dev.llmsidecar.support.Reads given = new dev.llmsidecar.support.Reads();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
         long nanos = 0;
         for (int[] read : reads) {
-            out.appendBuffer(decoder.onChunk(Buffer.buffer().appendBytes(bytes, read[0], read[1] - read[0]), nanos++));
+            out.writeBytes(dev.llmsidecar.support.Reads.drain(decoder.onChunk(given.read(bytes, read[0], read[1]),
+                    nanos++)));
         }
-        out.appendBuffer(decoder.onEnd(nanos));
-        return out.getBytes();
+        given.assertAllReleased();
+        return out.toByteArray();
     }
 
     /**

@@ -7,7 +7,8 @@ import dev.llmsidecar.wire.SseEventSplitter;
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.DictionaryEntries;
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import io.vertx.core.buffer.Buffer;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -71,11 +72,20 @@ class SseEventSplitterFuzzTest {
         assertThat(nestedSplitter.offset()).isEqualTo(stream.length);
     }
 
-    /** One read, as a Buffer or as a range of a larger array (bytes around it that must not be read). */
+    /**
+     * One read: a heap ByteBuf (read in place), a direct one (copied into the thread's block), or a range of a larger
+     * array; always with bytes around it that must not be read.
+     */
     private static void feed(SseEventSplitter splitter, byte[] stream, int[] read, int index, long arrayReads) {
         int length = read[1] - read[0];
         if ((arrayReads >>> (index % 63) & 1) == 0) {
-            splitter.feed(Buffer.buffer().appendBytes(stream, read[0], length));
+            if (index % 2 == 0) {
+                splitter.feed(Unpooled.wrappedBuffer(stream, read[0], length));
+            } else {
+                ByteBuf direct = new dev.llmsidecar.support.Reads().read(stream, read[0], read[1]);
+                splitter.feed(direct);
+                direct.release();
+            }
             return;
         }
         byte[] padded = new byte[length + 6];
@@ -99,7 +109,7 @@ class SseEventSplitterFuzzTest {
         }
 
         @Override
-        public void onEventEndExtended(long newEnd) {
+        public void onEventEndExtended(long newEnd, boolean crlfLines) {
             Expect.that(!events.isEmpty(), () -> "an extension without an event");
             Event last = events.remove(events.size() - 1);
             Expect.that(newEnd == last.end() + 1, () -> "extended from " + last.end() + " to " + newEnd);

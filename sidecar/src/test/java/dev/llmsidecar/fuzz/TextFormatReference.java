@@ -56,7 +56,7 @@ final class TextFormatReference {
             return new Blank();
         }
         if (line.charAt(i) == '#') {
-            return line.substring(skipBlanks(line, i + 1), end).equals("EOF") ? new Eof() : new Comment();
+            return line.substring(Math.min(skipBlanks(line, i + 1), end), end).equals("EOF") ? new Eof() : new Comment();
         }
         String s = line.substring(i, end);
         int p = 0;

@@ -1,20 +1,16 @@
 package dev.llmsidecar.fuzz;
 
-import dev.llmsidecar.wire.SseEventSplitter;
-import dev.llmsidecar.wire.openai.OpenAiChunk;
+import dev.llmsidecar.support.RecordingSink;
+import dev.llmsidecar.wire.UsageHandling;
 import dev.llmsidecar.wire.openai.OpenAiChunkParser;
-import dev.llmsidecar.wire.openai.UsageMemberFinder;
+import dev.llmsidecar.wire.openai.OpenAiSseDecoder;
 import java.io.ByteArrayOutputStream;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 
 /**
- * What {@code OpenAiSseDecoder} with REMOVE must forward for a given byte sequence, worked out the plain way: the
- * whole sequence at once through its parts ({@link UsageMemberFinder} for usage members, {@link SseEventSplitter} and
- * {@link OpenAiChunkParser} for usage-only events, with the LF of a CRLF that ended one), then every byte except the
- * cut ranges. Not a second opinion on what to cut (the generated streams check that): this pins down that holding,
- * forwarding and cutting across reads lose, repeat or leak no byte, whatever the reads.
+ * What {@code OpenAiSseDecoder} with REMOVE must forward for a given byte sequence whatever the reads: what it
+ * forwards for the same bytes in one read. Not a second opinion on what to cut (the generated streams check that):
+ * this pins down that holding, forwarding and cutting across reads lose, repeat or leak no byte.
  */
 final class UsageRemovalReference {
 
@@ -25,47 +21,16 @@ final class UsageRemovalReference {
     private UsageRemovalReference() {
     }
 
-    static Expected forward(byte[] bytes, int length, OpenAiChunkParser parser, int maxHeldBytes) {
-        List<long[]> cuts = new ArrayList<>();
-        new UsageMemberFinder((from, to) -> cuts.add(new long[] {from, to})).feed(bytes, 0, length);
-        int[] usageOnly = {0};
-        long[] lastDroppedEnd = {-1};
-        SseEventSplitter splitter = new SseEventSplitter(new SseEventSplitter.Listener() {
-            @Override
-            public void onEvent(byte[] data, int dataLength, String type, boolean oversize, long start, long end) {
-                if (oversize || dataLength == 0) {
-                    return;
-                }
-                OpenAiChunk chunk = parser.parse(data, 0, dataLength);
-                if (chunk != null && chunk.isUsageOnly()) {
-                    cuts.add(new long[] {start, end});
-                    lastDroppedEnd[0] = end;
-                    usageOnly[0]++;
-                }
-            }
-
-            @Override
-            public void onEventEndExtended(long newEnd) {
-                if (lastDroppedEnd[0] == newEnd - 1) {
-                    cuts.add(new long[] {newEnd - 1, newEnd});
-                    lastDroppedEnd[0] = newEnd;
-                }
-            }
-        }, maxHeldBytes);
-        splitter.feed(bytes, 0, length);
-
-        cuts.sort(Comparator.comparingLong(c -> c[0]));
+    /**
+     * @param ended the body ended after {@code length} bytes; false: the upstream broke off there, and what the
+     *     decoder held goes out as it was
+     */
+    static Expected forward(byte[] bytes, int length, OpenAiChunkParser parser, int maxHeldBytes, boolean ended) {
+        OpenAiSseDecoder decoder = new OpenAiSseDecoder(new RecordingSink(), parser, UsageHandling.REMOVE, maxHeldBytes);
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        int pos = 0;
-        for (long[] cut : cuts) {
-            if (cut[0] > pos) {
-                out.write(bytes, pos, (int) cut[0] - pos);
-            }
-            pos = (int) Math.max(pos, cut[1]);
-        }
-        if (pos < length) {
-            out.write(bytes, pos, length - pos);
-        }
-        return new Expected(out.toByteArray(), usageOnly[0]);
+        byte[] all = Reads.feed(decoder, bytes, length == 0 ? List.of() : List.of(new int[] {0, length}));
+        out.writeBytes(all);
+        out.writeBytes(dev.llmsidecar.support.Reads.drain(ended ? decoder.onEnd(1) : decoder.releaseHeld()));
+        return new Expected(out.toByteArray(), decoder.usageReport().chunksRemoved());
     }
 }

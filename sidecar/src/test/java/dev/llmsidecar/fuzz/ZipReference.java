@@ -2,6 +2,7 @@ package dev.llmsidecar.fuzz;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.zip.GZIPInputStream;
@@ -22,8 +23,9 @@ final class ZipReference {
     /**
      * @param bytes what it inflates to
      * @param damaged it stopped at damage (not at its end, nor for want of more bytes): then {@code bytes} is all that
-     *     comes before the damage, read a byte at a time (an inflater that reads more at once may lose the last
-     *     read's output to the error, so with damage only a prefix of this is certain)
+     *     can come out before the damage, got by giving the inflater one byte in and one byte of room out at a time
+     *     (zlib drops the output of a call that ends in an error, so an inflater that takes more at once, or reads cut
+     *     elsewhere, may get less out: only a prefix of this is certain)
      */
     record Inflated(byte[] bytes, boolean damaged) {
     }
@@ -38,7 +40,7 @@ final class ZipReference {
 
     private static Inflated inflate(byte[] compressed, int length, Wrapper wrapper, int readSize) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayInputStream in = new ByteArrayInputStream(compressed, 0, length);
+        InputStream in = new Reads(new ByteArrayInputStream(compressed, 0, length), readSize);
         try (InputStream inflating = wrapper == Wrapper.GZIP ? new GZIPInputStream(in)
                 : new InflaterInputStream(in, new Inflater(!looksLikeZlib(compressed, length)))) {
             byte[] buffer = new byte[readSize];
@@ -51,6 +53,32 @@ final class ZipReference {
             // truncated (EOFException): what came before
         }
         return new Inflated(out.toByteArray(), false);
+    }
+
+    /**
+     * The body as the inflating stream reads it: at most {@code readSize} bytes per read (1: the inflater gets its
+     * input a byte at a time), and always "more available". GZIPInputStream looks for another member after one only
+     * when its input says bytes are available or more than 26 are buffered, so a body cut short inside a small last
+     * member would give nothing of it, though its bytes inflate; told there is more, it looks, and a header that is
+     * not there (or not whole) ends the body as before.
+     */
+    private static final class Reads extends FilterInputStream {
+        private final int readSize;
+
+        Reads(InputStream in, int readSize) {
+            super(in);
+            this.readSize = readSize;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            return super.read(b, off, Math.min(len, readSize));
+        }
+
+        @Override
+        public int available() throws IOException {
+            return Math.max(1, super.available());
+        }
     }
 
     /** RFC 1950: CM 8 with a window of at most 32 KiB, and CMF·256 + FLG a multiple of 31. */

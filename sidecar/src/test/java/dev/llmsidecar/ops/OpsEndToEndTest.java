@@ -47,7 +47,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * End to end: a real Prometheus (Debian's binary) scrapes the sidecar (the real ProxyHandler, telemetry, engine
+ * End to end: a real Prometheus (Debian's binary) scrapes the sidecar (the real ProxyServer, telemetry, engine
  * scraper and JVM binders, served on a loopback management endpoint) in front of the simulated vLLM-like engine,
  * evaluating the shipped deploy/prometheus/rules.yml unchanged. Traffic runs a healthy phase, then a degraded one
  * (slow prefill, slow decode, 500s, broken streams, client cancels, a non-JSON body). OTLP export goes to a local
@@ -127,7 +127,7 @@ class OpsEndToEndTest {
                 "otel.bsp.schedule.delay", "200");
         try (receiver; ProxyFixture f = new ProxyFixture(engine, config, null, otel)) {
             // what the Quarkus application adds around the proxy: JVM/process binders, the engine scraper and the
-            // queue-depth sampler (ProxyRoute), and the management endpoint that serves /q/metrics
+            // queue-depth sampler (ProxyServer), and the management endpoint that serves /q/metrics
             new JvmMemoryMetrics().bindTo(f.registry);
             JvmGcMetrics gc = new JvmGcMetrics();
             gc.bindTo(f.registry);

@@ -140,8 +140,9 @@ class TimingAccuracyTest {
             assertThat(itlCount).isEqualTo((TOKENS - 1.0) * streams);
             // the ITL distribution matches the gaps the engine really produced. Boundaries at half and double the
             // schedule: a wrong definition (role chunk, per-chunk weighting, missed chunks) moves whole shares of
-            // samples across them (1 in 9 at least), while jitter of client, sidecar and engine sharing 2 cores moves
-            // only a few (up to 3.3 % seen with a load average of 10 on 2 cores): 5 % tells the two apart
+            // samples across them (1 in 9 at least, 11.1 %), while jitter of client, sidecar and engine sharing 2 cores
+            // moves only a few (up to 3.3 % seen with a load average of 10 on 2 cores, 6.1 % once with a load average
+            // of 7 to 11 from parallel builds: two chunks read at once are one gap of 0): 8 % tells the two apart
             long[] engineGaps = f.engine.served().stream().flatMapToLong(x -> {
                 long[] t = x.tokenChunkSentNanos();
                 return IntStream.range(1, t.length).mapToLong(i -> t[i] - t[i - 1]);
@@ -150,7 +151,7 @@ class TimingAccuracyTest {
             for (String le : new String[] {"0.01", "0.04"}) {
                 long engineCount = Arrays.stream(engineGaps).filter(g -> g <= Double.parseDouble(le) * 1e9).count();
                 double sidecarCount = s.sum("llm_sidecar_inter_token_latency_seconds_bucket", join(e, "le", le));
-                assertThat(Math.abs(sidecarCount - engineCount) / itlCount).as("le=%s", le).isLessThanOrEqualTo(0.05);
+                assertThat(Math.abs(sidecarCount - engineCount) / itlCount).as("le=%s", le).isLessThanOrEqualTo(0.08);
             }
             assertThat(s.sum("llm_sidecar_requests_in_flight")).isZero();
             assertThat(s.sum("llm_sidecar_requests_total")).isEqualTo(3.0 * concurrent + streams);
@@ -178,7 +179,9 @@ class TimingAccuracyTest {
             assertThat(span).as("span of %s", marker).isNotNull();
             Map<String, Object> a = OtlpReceiver.attributes(span.getAttributesList());
             long clientFirst = client.firstReadContaining("\"content\":\"The\"");
-            long clientLast = client.chunkNanos().get(client.chunkNanos().size() - 1);
+            // the end of the response as the client saw it, the same event the sidecar's span ends on (the stream's
+            // end, which may come in a read after the last data)
+            long clientLast = client.endedNanos();
             seen.add(new Seen(
                     (clientFirst - client.sentNanos()) / 1e9, (clientLast - client.sentNanos()) / 1e9,
                     (Double) a.get("llm_sidecar.time_to_first_token"),

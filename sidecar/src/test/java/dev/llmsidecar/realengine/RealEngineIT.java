@@ -310,6 +310,26 @@ class RealEngineIT {
      * prompts sharing little with each other in one scrape window) would decide the figure.
      */
     @Test
+    void nativeCompletionRequestsCarryTheModelTheEngineServes() throws Exception {
+        // a /completion request names no model; llama-server (-a tiny) names its own at /v1/models
+        String[] series = {"model", "tiny", "operation", "text_completion", "streaming", "true"};
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (new Scrape(sidecar.metrics()).sum("llm_sidecar_engine_model_probes_total", "result", "ok") < 1
+                && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        double before = new Scrape(sidecar.metrics()).sum("llm_sidecar_requests_total", series);
+        Seen seen = post(sidecar.proxyPort, "/completion",
+                "{\"prompt\":\"Once upon a time\",\"n_predict\":4,\"stream\":true}", Map.of());
+        assertThat(seen.status()).isEqualTo(200);
+        while (new Scrape(sidecar.metrics()).sum("llm_sidecar_requests_total", series) < before + 1
+                && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(new Scrape(sidecar.metrics()).sum("llm_sidecar_requests_total", series)).isEqualTo(before + 1);
+    }
+
+    @Test
     void repeatedSystemPromptsReachThePrefixCacheSeriesAndTheEngineScrape() throws Exception {
         int port = Processes.freePort();
         try (Processes.Running ownEngine = Processes.llamaServer(port);

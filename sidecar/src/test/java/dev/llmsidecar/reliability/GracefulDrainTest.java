@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * Graceful shutdown (what SIGTERM triggers through ProxyRoute's shutdown hook): new requests are refused with 503
+ * Graceful shutdown (what SIGTERM triggers through ProxyLifecycle's shutdown hook): new requests are refused with 503
  * and {@code Connection: close}, open streams run to their end within the grace, and the drain gives up at the
  * grace.
  */

@@ -24,7 +24,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A simulated engine and the sidecar's proxy in front of it, on loopback ephemeral ports, with the real
- * ProxyHandler and a Prometheus registry; plus a client that records what it receives and when.
+ * ProxyServer and a Prometheus registry; plus a client that records what it receives and when.
  */
 public final class ProxyFixture implements AutoCloseable {
 
@@ -42,8 +42,9 @@ public final class ProxyFixture implements AutoCloseable {
     private final io.vertx.core.Context clientContext = vertx.getOrCreateContext();
 
     /** A received response: status, headers, body bytes, arrival time of each read, and how it ended. */
+    /** @param endedNanos when the response ended (its last byte, e.g. the chunked terminator, was read) */
     public record Received(int status, MultiMap headers, Buffer body, List<Long> chunkNanos, List<Buffer> reads,
-            long sentNanos, Throwable failure) {
+            long sentNanos, long endedNanos, Throwable failure) {
         public String text() {
             return body.toString();
         }
@@ -154,8 +155,8 @@ public final class ProxyFixture implements AutoCloseable {
                 reads.add(b.copy());
                 received.appendBuffer(b);
             });
-            res.endHandler(v -> done.tryComplete(new Received(res.statusCode(), res.headers(), received, times, reads, sent, null)));
-            res.exceptionHandler(t -> done.tryComplete(new Received(res.statusCode(), res.headers(), received, times, reads, sent, t)));
+            res.endHandler(v -> done.tryComplete(new Received(res.statusCode(), res.headers(), received, times, reads, sent, System.nanoTime(), null)));
+            res.exceptionHandler(t -> done.tryComplete(new Received(res.statusCode(), res.headers(), received, times, reads, sent, System.nanoTime(), t)));
             return done.future();
         });
     }

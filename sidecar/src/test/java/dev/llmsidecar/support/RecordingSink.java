@@ -7,7 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** Records every decoder event, for assertions. */
-public final class RecordingSink implements TokenEventSink {
+public class RecordingSink implements TokenEventSink {
     public final List<Long> dataChunks = new ArrayList<>();
     public final List<Long> tokenChunks = new ArrayList<>();
     public final List<Boolean> reasoningFlags = new ArrayList<>();

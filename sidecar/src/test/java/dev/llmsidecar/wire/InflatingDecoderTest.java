@@ -4,11 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 
 import dev.llmsidecar.support.RecordingSink;
-import io.vertx.core.buffer.Buffer;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.zip.Adler32;
+import java.util.zip.DataFormatException;
 import java.util.zip.Deflater;
+import java.util.zip.Inflater;
 import org.junit.jupiter.api.Test;
 
 class InflatingDecoderTest {
@@ -19,15 +23,15 @@ class InflatingDecoderTest {
         boolean ended;
 
         @Override
-        public Buffer onChunk(Buffer chunk, long nanos) {
-            bytes.writeBytes(chunk.getBytes());
+        public ByteBuf onChunk(ByteBuf chunk, long nanos) {
+            bytes.writeBytes(ByteBufUtil.getBytes(chunk));
             return chunk;
         }
 
         @Override
-        public Buffer onEnd(long nanos) {
+        public ByteBuf onEnd(long nanos) {
             ended = true;
-            return Buffer.buffer(0);
+            return Unpooled.EMPTY_BUFFER;
         }
     }
 
@@ -41,13 +45,13 @@ class InflatingDecoderTest {
         for (int i = 0; i < corrupt.length; i++) {
             RecordingSink sink = new RecordingSink();
             StreamDecoder decoder = InflatingDecoder.wrap(new Inner(), sink, encodings[i]);
-            Buffer chunk = Buffer.buffer(corrupt[i]);
-            Buffer[] forwarded = new Buffer[1];
+            ByteBuf chunk = Unpooled.wrappedBuffer(corrupt[i]);
+            ByteBuf[] forwarded = new ByteBuf[1];
             assertThatCode(() -> forwarded[0] = decoder.onChunk(chunk, 1)).as(encodings[i]).doesNotThrowAnyException();
             assertThat(forwarded[0]).isSameAs(chunk);
-            Buffer later = Buffer.buffer("more");
+            ByteBuf later = Unpooled.copiedBuffer("more", StandardCharsets.UTF_8);
             assertThat(decoder.onChunk(later, 2)).isSameAs(later);
-            assertThat(decoder.onEnd(3).length()).isZero();
+            assertThat(decoder.onEnd(3).readableBytes()).isZero();
             assertThat(sink.undecodable).as(encodings[i]).isEqualTo(1);
         }
     }
@@ -62,8 +66,8 @@ class InflatingDecoderTest {
                 RecordingSink sink = new RecordingSink();
                 Inner inner = new Inner();
                 StreamDecoder decoder = InflatingDecoder.wrap(inner, sink, "deflate");
-                decoder.onChunk(Buffer.buffer().appendBytes(body, 0, cut), 1);
-                decoder.onChunk(Buffer.buffer().appendBytes(body, cut, body.length - cut), 2);
+                decoder.onChunk(Unpooled.wrappedBuffer(body, 0, cut), 1);
+                decoder.onChunk(Unpooled.wrappedBuffer(body, cut, body.length - cut), 2);
                 decoder.onEnd(3);
                 assertThat(inner.bytes.toByteArray()).as("window bits %d, cut %d", windowBits, cut).isEqualTo(plain);
                 assertThat(sink.undecodable).isZero();
@@ -90,6 +94,71 @@ class InflatingDecoderTest {
         out.write(flg);
         out.write(raw, 0, n);
         out.writeBytes(new byte[] {(byte) (a >>> 24), (byte) (a >>> 16), (byte) (a >>> 8), (byte) a});
+        return out.toByteArray();
+    }
+
+    @Test
+    void everyReadDeliversAllThatTheBytesSoFarInflateTo() {
+        // a raw deflate stream whose back-reference runs on past the end of a read: zlib has taken all the input, yet
+        // holds output it had no room for; it must still be delivered with that read, not with the next one (nor,
+        // after the last read, never)
+        byte[] body = {0x32, 0x32, (byte) 0xFF, 0x01, 0x01, (byte) 0xFF, 0x01};
+        byte[][] expectedAfterRead = new byte[body.length][];
+        for (int i = 0; i < body.length; i++) {
+            expectedAfterRead[i] = inflateRaw(body, i + 1);
+        }
+        RecordingSink sink = new RecordingSink();
+        Inner inner = new Inner();
+        StreamDecoder decoder = InflatingDecoder.wrap(inner, sink, "deflate");
+        for (int i = 0; i < body.length; i++) {
+            decoder.onChunk(Unpooled.wrappedBuffer(body, i, 1), i);
+            assertThat(inner.bytes.toByteArray()).as("after read %d", i).isEqualTo(expectedAfterRead[i]);
+        }
+    }
+
+    @Test
+    void aRawDeflateBodyIsInflatedToItsLastByteWhateverTheReads() {
+        StringBuilder json = new StringBuilder("{\"choices\":[");
+        for (int i = 0; i < 11; i++) {
+            json.append("{\"index\":").append(i % 3).append(",\"text\":\"aaaa\"},");
+        }
+        byte[] plain = json.append("{}],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":2}}\n\n\n\n\n\n")
+                .toString().getBytes(StandardCharsets.UTF_8);
+        Deflater deflater = new Deflater(9, true);
+        deflater.setInput(plain);
+        deflater.finish();
+        byte[] body = new byte[plain.length + 64];
+        int length = deflater.deflate(body);
+        deflater.end();
+        for (int readSize = 1; readSize <= 8; readSize++) {
+            RecordingSink sink = new RecordingSink();
+            Inner inner = new Inner();
+            StreamDecoder decoder = InflatingDecoder.wrap(inner, sink, "deflate");
+            for (int from = 0; from < length; from += readSize) {
+                decoder.onChunk(Unpooled.wrappedBuffer(body, from, Math.min(readSize, length - from)), from);
+            }
+            decoder.onEnd(length);
+            assertThat(inner.bytes.toByteArray()).as("reads of %d", readSize).isEqualTo(plain);
+            assertThat(inner.ended).isTrue();
+            assertThat(sink.undecodable).isZero();
+        }
+    }
+
+    /** All that the first {@code length} bytes of a raw deflate stream inflate to (zlib called until it gives none). */
+    static byte[] inflateRaw(byte[] body, int length) {
+        Inflater inflater = new Inflater(true);
+        inflater.setInput(body, 0, length);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        byte[] buffer = new byte[256];
+        try {
+            for (int n; (n = inflater.inflate(buffer)) > 0; ) {
+                out.write(buffer, 0, n);
+            }
+        } catch (DataFormatException e) {
+            throw new AssertionError(e);
+        } finally {
+            inflater.end();
+        }
         return out.toByteArray();
     }
 }

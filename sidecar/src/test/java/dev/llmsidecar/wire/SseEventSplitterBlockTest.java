@@ -2,7 +2,8 @@ package dev.llmsidecar.wire;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.vertx.core.buffer.Buffer;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,7 +29,10 @@ class SseEventSplitterBlockTest {
         int k = 0;
         while (from < bytes.length) {
             int len = Math.min(bytes.length - from, pieces[k++ % pieces.length]);
-            splitter.feed(Buffer.buffer().appendBytes(bytes, from, len));
+            // direct, as sockets read: copied block by block (a heap buffer is read in place)
+            ByteBuf read = Unpooled.directBuffer(len).writeBytes(bytes, from, len);
+            splitter.feed(read);
+            read.release();
             from += len;
         }
         return events;

@@ -2,13 +2,19 @@ package dev.llmsidecar.wire;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.vertx.core.buffer.Buffer;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class SseEventSplitterTest {
+
+    /** A read as sockets deliver it: direct memory, copied into the splitter's block (never released: a test). */
+    static ByteBuf direct(String s) {
+        return Unpooled.directBuffer().writeBytes(s.getBytes(StandardCharsets.UTF_8));
+    }
 
     record Event(String data, String type, boolean oversize, long start, long end) {
     }
@@ -24,10 +30,10 @@ class SseEventSplitterTest {
                 1 << 20);
         int from = 0;
         for (int cut : cuts) {
-            splitter.feed(Buffer.buffer().appendBytes(bytes, from, cut - from));
+            splitter.feed(Unpooled.wrappedBuffer(bytes, from, cut - from));
             from = cut;
         }
-        splitter.feed(Buffer.buffer().appendBytes(bytes, from, bytes.length - from));
+        splitter.feed(Unpooled.wrappedBuffer(bytes, from, bytes.length - from));
         return events;
     }
 
@@ -68,16 +74,16 @@ class SseEventSplitterTest {
         SseEventSplitter sb = new SseEventSplitter((d, l, t, o, s0, e) -> b.add(new String(d, 0, l, StandardCharsets.UTF_8)),
                 1 << 20);
         assertThat(sa.heldBufferBytes()).isZero();
-        sa.feed(Buffer.buffer("data: a1\n\n"));
+        sa.feed(direct("data: a1\n\n"));
         // thousands of open streams sit between events: none of them keeps a buffer then
         assertThat(sa.heldBufferBytes()).isZero();
-        sa.feed(Buffer.buffer("data: a2-first\ndata: a2-sec"));
+        sa.feed(direct("data: a2-first\ndata: a2-sec"));
         assertThat(sa.heldBufferBytes()).isPositive();
         // another stream on the same thread, fed while the first one is in the middle of an event
-        sb.feed(Buffer.buffer("data: b1\n\ndata: b2-part"));
-        sa.feed(Buffer.buffer("ond\n\ndata: a3\n\n"));
+        sb.feed(direct("data: b1\n\ndata: b2-part"));
+        sa.feed(direct("ond\n\ndata: a3\n\n"));
         assertThat(sa.heldBufferBytes()).isZero();
-        sb.feed(Buffer.buffer("-end\n\n"));
+        sb.feed(direct("-end\n\n"));
         assertThat(sb.heldBufferBytes()).isZero();
         assertThat(a).containsExactly("a1", "a2-first\na2-second", "a3");
         assertThat(b).containsExactly("b1", "b2-part-end");
@@ -90,10 +96,10 @@ class SseEventSplitterTest {
                 inner.add(new String(d, 0, l, StandardCharsets.UTF_8)), 1 << 20);
         List<String> outer = new ArrayList<>();
         SseEventSplitter first = new SseEventSplitter((d, l, t, o, s0, e) -> {
-            nested.feed(Buffer.buffer("data: inner-" + outer.size() + "\n\n"));
+            nested.feed(direct("data: inner-" + outer.size() + "\n\n"));
             outer.add(new String(d, 0, l, StandardCharsets.UTF_8));
         }, 1 << 20);
-        first.feed(Buffer.buffer("data: x\n\ndata: y\n\n"));
+        first.feed(direct("data: x\n\ndata: y\n\n"));
         assertThat(outer).containsExactly("x", "y");
         assertThat(inner).containsExactly("inner-0", "inner-1");
     }
@@ -104,14 +110,14 @@ class SseEventSplitterTest {
             throw new IllegalStateException("listener bug");
         }, 1 << 20);
         try {
-            failing.feed(Buffer.buffer("data: x\n\n"));
+            failing.feed(direct("data: x\n\n"));
         } catch (IllegalStateException expected) {
             // the decoder's caller would count it; the scratch must be free again
         }
         assertThat(split("data: after\n\n")).extracting(Event::data).containsExactly("after");
         SseEventSplitter[] self = new SseEventSplitter[1];
-        self[0] = new SseEventSplitter((d, l, t, o, s0, e) -> self[0].feed(Buffer.buffer("data: again\n\n")), 1 << 20);
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> self[0].feed(Buffer.buffer("data: y\n\n")))
+        self[0] = new SseEventSplitter((d, l, t, o, s0, e) -> self[0].feed(direct("data: again\n\n")), 1 << 20);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> self[0].feed(direct("data: y\n\n")))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("its own listener");
         assertThat(split("data: still\n\n")).extracting(Event::data).containsExactly("still");
     }
@@ -127,13 +133,13 @@ class SseEventSplitterTest {
             }
 
             @Override
-            public void onEventEndExtended(long newEnd) {
+            public void onEventEndExtended(long newEnd, boolean crlfLines) {
                 extended.add(newEnd);
             }
         }, 1024);
-        splitter.feed(Buffer.buffer("data: a\r\n\r"));
+        splitter.feed(direct("data: a\r\n\r"));
         assertThat(ends).containsExactly(10L);
-        splitter.feed(Buffer.buffer("\ndata: b\r\n\r\n"));
+        splitter.feed(direct("\ndata: b\r\n\r\n"));
         assertThat(extended).containsExactly(11L, 22L);
         assertThat(splitter.lastBoundary()).isEqualTo(22L);
     }
@@ -161,7 +167,7 @@ class SseEventSplitterTest {
         List<Event> events = new ArrayList<>();
         SseEventSplitter splitter = new SseEventSplitter((data, len, type, oversize, start, end) ->
                 events.add(new Event(new String(data, 0, len, StandardCharsets.UTF_8), type, oversize, start, end)), 16);
-        splitter.feed(Buffer.buffer("data: 0123456789abcdefghij\n\ndata: ok\n\n"));
+        splitter.feed(direct("data: 0123456789abcdefghij\n\ndata: ok\n\n"));
         assertThat(events).hasSize(2);
         assertThat(events.get(0).oversize()).isTrue();
         assertThat(events.get(1).data()).isEqualTo("ok");

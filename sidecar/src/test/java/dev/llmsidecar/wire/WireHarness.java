@@ -2,9 +2,10 @@ package dev.llmsidecar.wire;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.llmsidecar.support.Reads;
 import dev.llmsidecar.support.RecordingSink;
 import io.vertx.core.MultiMap;
-import io.vertx.core.buffer.Buffer;
+import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
@@ -30,16 +31,18 @@ public final class WireHarness {
 
     /** Feeds {@code bytes} cut at the given offsets; returns the forwarded bytes. */
     public static byte[] feed(StreamDecoder decoder, byte[] bytes, int... cuts) {
-        Buffer out = Buffer.buffer();
+        Reads reads = new Reads();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
         int from = 0;
         long t = T0;
         for (int cut : cuts) {
-            out.appendBuffer(decoder.onChunk(Buffer.buffer().appendBytes(bytes, from, cut - from), t++));
+            out.writeBytes(Reads.drain(decoder.onChunk(reads.read(bytes, from, cut), t++)));
             from = cut;
         }
-        out.appendBuffer(decoder.onChunk(Buffer.buffer().appendBytes(bytes, from, bytes.length - from), t++));
-        out.appendBuffer(decoder.onEnd(t));
-        return out.getBytes();
+        out.writeBytes(Reads.drain(decoder.onChunk(reads.read(bytes, from, bytes.length), t++)));
+        out.writeBytes(Reads.drain(decoder.onEnd(t)));
+        reads.assertAllReleased();
+        return out.toByteArray();
     }
 
     /** A fresh sink fed {@code s} through {@code format}'s decoder, cut at {@code cuts}; every byte forwarded. */

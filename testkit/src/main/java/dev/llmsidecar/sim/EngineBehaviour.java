@@ -92,6 +92,52 @@ public record EngineBehaviour(String model, Duration ttft, Duration interChunk, 
                 usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed, perRequestMetrics);
     }
 
+    /**
+     * This behaviour with the changes of a spec: comma-separated {@code KEY=VALUE} of {@code slots}, {@code ttft-ms},
+     * {@code itl-ms}, {@code jitter}, {@code output-tokens}, {@code role-chunk} (true/false); null, blank or
+     * {@code default} changes nothing. Fails with {@link IllegalArgumentException} naming the bad part.
+     */
+    public EngineBehaviour with(String spec) {
+        EngineBehaviour b = this;
+        if (spec == null || spec.isBlank() || spec.strip().equals("default")) {
+            return b;
+        }
+        for (String part : spec.split(",")) {
+            String[] kv = part.strip().split("=", 2);
+            if (kv.length != 2) {
+                throw new IllegalArgumentException("KEY=VALUE expected, got " + part);
+            }
+            String v = kv[1].strip();
+            try {
+                b = switch (kv[0].strip().toLowerCase(java.util.Locale.ROOT)) {
+                    case "slots" -> b.withSlots(Integer.parseInt(v));
+                    case "ttft-ms" -> b.withTiming(Duration.ofMillis(Long.parseLong(v)), b.interChunk);
+                    case "itl-ms" -> b.withTiming(b.ttft, Duration.ofMillis(Long.parseLong(v)));
+                    case "jitter" -> b.withJitter(Double.parseDouble(v));
+                    case "output-tokens" -> b.withOutputTokens(Integer.parseInt(v));
+                    case "role-chunk" -> b.withRoleFirstChunk(bool(v, part));
+                    default -> throw new IllegalArgumentException("unknown key " + kv[0]
+                            + " (slots, ttft-ms, itl-ms, jitter, output-tokens, role-chunk)");
+                };
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("not a number: " + part);
+            }
+        }
+        if (b.slots < 1 || b.ttft.isNegative() || b.interChunk.isNegative() || b.jitter < 0 || b.jitter >= 1
+                || b.outputTokens < 0) {
+            throw new IllegalArgumentException("slots >= 1, ttft-ms, itl-ms and output-tokens >= 0, 0 <= jitter < 1: "
+                    + spec);
+        }
+        return b;
+    }
+
+    private static boolean bool(String v, String part) {
+        if (v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false")) {
+            return Boolean.parseBoolean(v);
+        }
+        throw new IllegalArgumentException("true or false expected: " + part);
+    }
+
     public EngineBehaviour withPerRequestMetrics(boolean perRequestMetrics) {
         return new EngineBehaviour(model, ttft, interChunk, jitter, tokensPerChunk, outputTokens, roleFirstChunk,
                 usageMode, cachedTokenRatio, slots, crlf, fixedCreated, seed, perRequestMetrics);

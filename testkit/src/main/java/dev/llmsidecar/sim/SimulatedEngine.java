@@ -16,21 +16,30 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * An inference server without a GPU, on a known schedule, with a bounded number of generation slots (requests
- * beyond them queue) and a vLLM-style {@code /metrics}. It speaks every wire format the sidecar decodes, one
- * {@link SimDialect} each: OpenAI chat / completions / responses / embeddings, Anthropic messages, Ollama
- * /api/chat and /api/generate, TGI /generate_stream and /generate, llama.cpp /completion. Used by the tests, the
- * benchmark and the demo.
+ * beyond them queue) and a vLLM-style {@code /metrics} that says what it does: {@code num_requests_running} = slots in
+ * use, {@code num_requests_waiting} = requests queued for one, at the moment it is asked. It speaks every wire format
+ * the sidecar decodes, one {@link SimDialect} each: OpenAI chat / completions / responses / embeddings, Anthropic
+ * messages, Ollama /api/chat and /api/generate, TGI /generate_stream and /generate, llama.cpp /completion; and names
+ * the model it serves as they do: {@code GET /v1/models}, TGI's {@code /info}, llama.cpp's {@code /props}. Used by
+ * the tests, the benchmark and the demo.
  *
  * <p>Per-request overrides (headers): {@code x-sim-ttft-ms}, {@code x-sim-inter-chunk-ms},
  * {@code x-sim-output-tokens}, {@code x-sim-tokens-per-chunk}, {@code x-sim-reasoning-tokens} (the first N output
  * tokens are reasoning / thinking, in formats that carry it), {@code x-sim-status} (answer with this error
  * status), {@code x-sim-fail-after-chunks} (close the connection after N token chunks),
- * {@code x-sim-stall-after-chunks} (stop sending after N token chunks, keep the connection), and
- * {@code x-request-id} (response id, for byte-exact comparisons).
+ * {@code x-sim-stall-after-chunks} (stop sending after N token chunks, keep the connection),
+ * {@code x-sim-stamps: 1} (each token chunk's JSON ends with {@code "t":<System.nanoTime()>} taken just before its
+ * write, the first one also with {@code "a":<nanoTime the request was received>}: a client on the same machine splits
+ * latency into request path, engine schedule and response path without trusting a proxy),
+ * {@code x-sim-format: /v1/chat/completions} (answer a path it does not know in the format of the one named: the
+ * benchmark's path that the sidecar forwards without timing), and
+ * {@code x-request-id} (response id, for byte-exact comparisons). An inter-chunk time of 0 sends as fast as the
+ * client reads: the next chunk waits while the connection's write queue is full.
  */
 public final class SimulatedEngine {
 
@@ -40,8 +49,11 @@ public final class SimulatedEngine {
     private final Vertx vertx;
     private final EngineBehaviour behaviour;
     private final Random random;
-    private final Deque<Runnable> queue = new ArrayDeque<>();
+    // event-loop confined: requests holding a slot, and those queued for one (a cancelled one leaves at once)
+    private final Deque<Generation> queue = new ArrayDeque<>();
     private final ConcurrentLinkedDeque<ServedRequest> served = new ConcurrentLinkedDeque<>();
+    /** The deque's size: its own size() walks every node, too slow at thousands of requests a second. */
+    private final AtomicInteger servedCount = new AtomicInteger();
     private final AtomicLong ids = new AtomicLong();
     private final Map<String, SimDialect> dialects = Map.of(
             "/v1/chat/completions", new OpenAiDialect(true),
@@ -57,6 +69,7 @@ public final class SimulatedEngine {
     private HttpServer server;
     private int running;
     private volatile boolean recordResponses;
+    private volatile List<String> servedModels;
 
     // vLLM-style counters (event-loop confined writes, read by /metrics on the same loop)
     private long promptTokensTotal;
@@ -107,6 +120,22 @@ public final class SimulatedEngine {
         this.vertx = vertx;
         this.behaviour = behaviour;
         this.random = new Random(behaviour.seed());
+        this.servedModels = List.of(behaviour.model());
+    }
+
+    /**
+     * The models {@code /v1/models}, {@code /info} and {@code /props} name from now on, and the model of a request that
+     * names none (tests: a model swap, several models, or none: then /info and /props answer 404).
+     */
+    public SimulatedEngine serving(String... models) {
+        servedModels = List.of(models);
+        return this;
+    }
+
+    /** The model a request that names none is answered by. */
+    private String servedModel() {
+        List<String> models = servedModels;
+        return models.isEmpty() ? behaviour.model() : models.get(0);
     }
 
     public EngineBehaviour behaviour() {
@@ -116,7 +145,9 @@ public final class SimulatedEngine {
     /** Starts on host:port (0 = any free port); completes with the bound port. */
     public Future<Integer> start(String host, int port) {
         // one verticle-less server on one event loop: all engine state is confined to that loop
-        server = vertx.createHttpServer(new HttpServerOptions().setHost(host).setPort(port).setTcpNoDelay(true));
+        // a deep accept queue: the benchmark opens thousands of connections within a second
+        server = vertx.createHttpServer(new HttpServerOptions().setHost(host).setPort(port).setTcpNoDelay(true)
+                .setAcceptBacklog(8192));
         return server.requestHandler(this::handle).listen().map(HttpServer::actualPort);
     }
 
@@ -131,6 +162,7 @@ public final class SimulatedEngine {
 
     public void clearServed() {
         served.clear();
+        servedCount.set(0);
     }
 
     /** Keeps a copy of every response body in {@link ServedRequest#responseBody()} (tests: byte-exact checks). */
@@ -141,7 +173,8 @@ public final class SimulatedEngine {
 
     private void handle(HttpServerRequest req) {
         String path = req.path();
-        SimDialect dialect = dialects.get(path);
+        String format = req.getHeader("x-sim-format");
+        SimDialect dialect = dialects.containsKey(path) || format == null ? dialects.get(path) : dialects.get(format);
         if (dialect != null) {
             if (req.method().name().equals("POST")) {
                 req.body().onSuccess(body -> generate(req, body, dialect));
@@ -151,9 +184,12 @@ public final class SimulatedEngine {
             return;
         }
         switch (path) {
-            case "/v1/models" -> req.response().putHeader("content-type", "application/json")
-                    .end(new JsonObject().put("object", "list").put("data", new JsonArray().add(new JsonObject()
-                            .put("id", behaviour.model()).put("object", "model").put("owned_by", "sim"))).encode());
+            case "/v1/models" -> json(req.response(), modelList());
+            case "/info" -> named(req.response(), m -> new JsonObject().put("model_id", m).put("model_sha", null)
+                    .put("model_pipeline_tag", "text-generation").put("max_concurrent_requests", behaviour.slots())
+                    .put("version", "sim"));
+            case "/props" -> named(req.response(), m -> new JsonObject().put("model_alias", m)
+                    .put("model_path", "/models/" + m + ".gguf").put("total_slots", behaviour.slots()));
             case "/metrics" -> req.response().putHeader("content-type", "text/plain; version=0.0.4")
                     .end(metricsText());
             case "/health" -> req.response().end();
@@ -198,17 +234,41 @@ public final class SimulatedEngine {
             running++;
             g.begin();
         } else {
-            queue.add(g::begin);
+            queue.add(g);
         }
     }
 
+    /** A slot is free: the next queued request takes it, or it stays free. */
     private void releaseSlot() {
-        Runnable next = queue.poll();
+        Generation next = queue.poll();
         if (next != null) {
-            next.run();
+            next.begin();
         } else {
             running--;
         }
+    }
+
+    /** OpenAI's model list, as vLLM, SGLang, TGI and llama.cpp answer it. */
+    private JsonObject modelList() {
+        JsonArray data = new JsonArray();
+        for (String m : servedModels) {
+            data.add(new JsonObject().put("id", m).put("object", "model").put("owned_by", "sim"));
+        }
+        return new JsonObject().put("object", "list").put("data", data);
+    }
+
+    /** An engine's own description of its one model; 404 while it serves none. */
+    private void named(HttpServerResponse res, java.util.function.Function<String, JsonObject> description) {
+        List<String> models = servedModels;
+        if (models.isEmpty()) {
+            error(res, 404, "no model loaded");
+        } else {
+            json(res, description.apply(models.get(0)));
+        }
+    }
+
+    private static void json(HttpServerResponse res, JsonObject body) {
+        res.putHeader("content-type", "application/json").end(body.encode());
     }
 
     /** One request being generated; the schedule is the engine's, the bytes are the dialect's. */
@@ -226,6 +286,7 @@ public final class SimulatedEngine {
         final long interChunkNanos;
         final int failAfter;
         final int stallAfter;
+        final boolean stamps;
         final long arrival;
         long slotStart;
         int tokensSent;
@@ -262,9 +323,11 @@ public final class SimulatedEngine {
                     ? intHeader(req, "x-sim-inter-chunk-ms", 0) * 1_000_000L : behaviour.interChunk().toNanos();
             this.failAfter = intHeader(req, "x-sim-fail-after-chunks", -1);
             this.stallAfter = intHeader(req, "x-sim-stall-after-chunks", -1);
+            String stamp = req.getHeader("x-sim-stamps");
+            this.stamps = stamp != null && (stamp.equals("1") || stamp.equalsIgnoreCase("true"));
             int promptTokens = Math.max(1, body.length() / 4);
             int cachedTokens = (int) (promptTokens * behaviour.cachedTokenRatio()) / 16 * 16;
-            this.turn = new SimTurn(id, model != null ? model : behaviour.model(), created, promptTokens, cachedTokens,
+            this.turn = new SimTurn(id, model != null ? model : servedModel(), created, promptTokens, cachedTokens,
                     outputTokens, reasoningTokens, so != null && so.getBoolean("include_usage", false),
                     so != null && so.getBoolean("continuous_usage_stats", false), behaviour,
                     behaviour.crlf() ? "\r\n" : "\n");
@@ -306,38 +369,47 @@ public final class SimulatedEngine {
         }
 
         void sendTokens(long scheduledAt) {
-            if (closed) {
-                return;
-            }
-            if (stallAfter >= 0 && chunksSent >= stallAfter) {
-                return; // keep the connection open, send nothing more
-            }
-            if (failAfter >= 0 && chunksSent >= failAfter) {
-                finishGeneration();
-                res.reset(); // abrupt close mid-stream
-                return;
-            }
-            boolean reasoning = tokensSent < reasoningTokens;
-            int n = Math.min(tokensPerChunk, (reasoning ? reasoningTokens : outputTokens) - tokensSent);
-            String frame = dialect.token(turn, tokensSent, n, text(tokensSent, n), reasoning);
-            tokensSent += n;
-            chunksSent++;
-            boolean last = tokensSent >= outputTokens;
-            // stamped before the write: a reader on another thread can have the bytes before write() returns
-            long now = System.nanoTime();
-            write(frame);
-            if (firstSent < 0) {
-                firstSent = now;
-            }
-            lastSent = now;
-            if (chunksSent > sentTimes.length) {
-                sentTimes = java.util.Arrays.copyOf(sentTimes, sentTimes.length * 2);
-            }
-            sentTimes[chunksSent - 1] = now;
-            if (!last) {
-                long next = scheduledAt + jittered(interChunkNanos);
-                schedule(next, () -> sendTokens(next));
-                return;
+            long at = scheduledAt;
+            // with no gap, up to 64 chunks in one go while the client keeps up: a task per chunk costs more than the
+            // chunk, and after 64 the loop's other streams get their turn
+            for (int batch = 1; ; batch++) {
+                if (closed) {
+                    return;
+                }
+                if (stallAfter >= 0 && chunksSent >= stallAfter) {
+                    return; // keep the connection open, send nothing more
+                }
+                if (failAfter >= 0 && chunksSent >= failAfter) {
+                    finishGeneration();
+                    res.reset(); // abrupt close mid-stream
+                    return;
+                }
+                boolean reasoning = tokensSent < reasoningTokens;
+                int n = Math.min(tokensPerChunk, (reasoning ? reasoningTokens : outputTokens) - tokensSent);
+                String frame = dialect.token(turn, tokensSent, n, text(tokensSent, n), reasoning);
+                tokensSent += n;
+                chunksSent++;
+                boolean last = tokensSent >= outputTokens;
+                // stamped before the write: a reader on another thread can have the bytes before write() returns
+                long now = System.nanoTime();
+                write(stamps ? stamped(frame, now, chunksSent == 1 ? arrival : -1) : frame);
+                if (firstSent < 0) {
+                    firstSent = now;
+                }
+                lastSent = now;
+                if (chunksSent > sentTimes.length) {
+                    sentTimes = java.util.Arrays.copyOf(sentTimes, sentTimes.length * 2);
+                }
+                sentTimes[chunksSent - 1] = now;
+                if (last) {
+                    break;
+                }
+                long next = at + jittered(interChunkNanos);
+                if (interChunkNanos > 0 || batch == 64 || res.writeQueueFull()) {
+                    schedule(next, () -> sendTokens(next));
+                    return;
+                }
+                at = next;
             }
             for (String end : dialect.end(turn, times())) {
                 write(end);
@@ -375,10 +447,13 @@ public final class SimulatedEngine {
 
         void schedule(long atNanos, Runnable action) {
             long delayMs = Math.round((atNanos - System.nanoTime()) / 1e6);
-            if (delayMs < 1) {
-                vertx.runOnContext(v -> action.run());
-            } else {
+            if (delayMs >= 1) {
                 timer = vertx.setTimer(delayMs, t -> action.run());
+            } else if (res.writeQueueFull()) {
+                // due now but the client is behind: no faster than it reads, as a real server's socket would block
+                res.drainHandler(v -> action.run());
+            } else {
+                vertx.runOnContext(v -> action.run());
             }
         }
 
@@ -402,6 +477,8 @@ public final class SimulatedEngine {
             done = true;
             if (slotStart > 0) {
                 releaseSlot();
+            } else {
+                queue.remove(this); // as vLLM aborts a waiting request whose client went away
             }
         }
 
@@ -425,10 +502,23 @@ public final class SimulatedEngine {
         void record(boolean cancelled, long closedAt) {
             served.add(new ServedRequest(turn.id(), body, arrival, firstSent, lastSent, chunksSent, cancelled, closedAt,
                     java.util.Arrays.copyOf(sentTimes, chunksSent), written));
-            while (served.size() > 10_000) {
-                served.pollFirst();
+            if (servedCount.incrementAndGet() > 10_000 && served.pollFirst() != null) {
+                servedCount.decrementAndGet();
             }
         }
+    }
+
+    /** The frame with {@code ,"a":arrival} (when >= 0) and {@code ,"t":sent} before its last '}'. */
+    static String stamped(String frame, long sent, long arrival) {
+        int close = frame.lastIndexOf('}');
+        if (close < 0) {
+            return frame;
+        }
+        StringBuilder sb = new StringBuilder(frame.length() + 48).append(frame, 0, close);
+        if (arrival >= 0) {
+            sb.append(",\"a\":").append(arrival);
+        }
+        return sb.append(",\"t\":").append(sent).append(frame, close, frame.length()).toString();
     }
 
     static String text(int from, int n) {
@@ -440,7 +530,7 @@ public final class SimulatedEngine {
     }
 
     private String metricsText() {
-        String m = "{model_name=\"" + behaviour.model() + "\"}";
+        String m = "{model_name=\"" + servedModel() + "\"}";
         int waiting = queue.size();
         StringBuilder sb = new StringBuilder();
         gauge(sb, "vllm:num_requests_running", "Number of requests in model execution batches.", m, running);
@@ -458,8 +548,8 @@ public final class SimulatedEngine {
         // the simulator never preempts (a fixed number of slots, no KV-cache pressure), and says so as vLLM does
         counter(sb, "vllm:num_preemptions", "Cumulative number of preemption from the engine.", m, 0);
         counter(sb, "vllm:request_success", "Count of successfully processed requests.",
-                "{finished_reason=\"length\",model_name=\"" + behaviour.model() + "\"}", successTotal);
-        String model = behaviour.model();
+                "{finished_reason=\"length\",model_name=\"" + servedModel() + "\"}", successTotal);
+        String model = servedModel();
         queueTime.write(sb, "vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.",
                 model);
         prefillTime.write(sb, "vllm:request_prefill_time_seconds",

@@ -3,6 +3,8 @@ package dev.llmsidecar.testkit;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.io.Writer;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -12,16 +14,20 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The two real processes of the end-to-end suite, started as users start them and stopped by their PID:
- * llama-server (bin/real-engine builds it) and the packaged sidecar ({@code java -jar sidecar/target/quarkus-app/...}).
+ * Real processes, started as users start them and stopped by their PID: llama-server (bin/real-engine builds it) for
+ * the end-to-end suite, and the packaged sidecar ({@code java -jar sidecar/target/quarkus-app/...}) for that suite, the
+ * sweep's {@code --sim}, the demo and the benchmark ({@link Sidecar#launch}).
  */
 public final class Processes {
 
@@ -30,12 +36,23 @@ public final class Processes {
     private Processes() {
     }
 
-    /** A started process whose output lines are kept (and echoed to the test log with a prefix). */
+    /**
+     * A started process whose output lines (stdout and stderr) are kept, the first {@value #KEPT_LINES}, and each
+     * handed to an optional consumer as it comes (to echo or log them).
+     */
     public static final class Running implements AutoCloseable {
+        static final int KEPT_LINES = 100_000;
         public final Process process;
         public final List<String> lines = new CopyOnWriteArrayList<>();
+        private Duration grace = Duration.ofSeconds(10);
 
         public Running(List<String> command, Map<String, String> env, String name) throws IOException {
+            this(command, env, name, null);
+        }
+
+        /** @param each gets every output line on the reader thread (null: none) */
+        public Running(List<String> command, Map<String, String> env, String name, Consumer<String> each)
+                throws IOException {
             ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
             pb.environment().putAll(env);
             process = pb.start();
@@ -43,7 +60,12 @@ public final class Processes {
                 try (BufferedReader r = new BufferedReader(
                         new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                     for (String line; (line = r.readLine()) != null;) {
-                        lines.add(line);
+                        if (lines.size() < KEPT_LINES) {
+                            lines.add(line);
+                        }
+                        if (each != null) {
+                            each.accept(line);
+                        }
                     }
                 } catch (IOException e) {
                     // the process ended
@@ -71,11 +93,11 @@ public final class Processes {
             throw new IllegalStateException("no line matching " + pattern + " in:\n" + String.join("\n", lines));
         }
 
-        /** SIGTERM, then SIGKILL after 10 s. */
+        /** SIGTERM, then SIGKILL after the grace (10 s unless set). */
         @Override
         public void close() throws InterruptedException {
             process.destroy();
-            if (!process.waitFor(10, TimeUnit.SECONDS)) {
+            if (!process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
                 process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
             }
         }
@@ -114,33 +136,78 @@ public final class Processes {
         throw new IllegalStateException("llama-server never became healthy: " + String.join("\n", r.lines));
     }
 
-    /** The packaged sidecar, its ports chosen by the OS and read off its start line. */
+    /**
+     * The packaged sidecar, its ports read off its start lines ({@code llm-sidecar proxy listening on ...},
+     * {@code Management interface listening on ...}): chosen by the OS unless {@link Launch#ports} fixes them.
+     */
     public static final class Sidecar implements AutoCloseable {
+        static final Pattern PROXY_LISTENING = Pattern.compile(
+                "llm-sidecar proxy listening on http://127\\.0\\.0\\.1:(\\d+)");
+        static final Pattern MANAGEMENT_LISTENING = Pattern.compile(
+                "Management interface listening on http://127\\.0\\.0\\.1:(\\d+)");
+
         public final Running running;
         public final int proxyPort;
         public final int managementPort;
+        private final Writer log;
 
+        /** The tests' sidecar: {@code -Dsidecar.jar}, no JVM flags, engine scraped every 0.5 s. */
         public Sidecar(String upstream, Map<String, String> env) throws Exception {
             this(upstream, env, Map.of());
         }
 
         /** @param properties system properties for the sidecar ({@code -Dkey=value}), e.g. objectives by name */
         public Sidecar(String upstream, Map<String, String> env, Map<String, String> properties) throws Exception {
-            Path jar = required("sidecar.jar");
-            Map<String, String> all = new java.util.HashMap<>(Map.of(
-                    "SIDECAR_UPSTREAM_URL", upstream,
-                    "QUARKUS_HTTP_HOST", "127.0.0.1", "QUARKUS_HTTP_PORT", "0",
-                    "QUARKUS_MANAGEMENT_HOST", "127.0.0.1", "QUARKUS_MANAGEMENT_PORT", "0",
-                    "SIDECAR_ENGINE_SCRAPE_INTERVAL", "PT0.5S"));
-            all.putAll(env);
+            this(launch(required("sidecar.jar")).upstream(upstream).env("SIDECAR_ENGINE_SCRAPE_INTERVAL", "PT0.5S")
+                    .env(env).properties(properties));
+        }
+
+        private Sidecar(Launch l) throws Exception {
+            if (!Files.isRegularFile(l.jar)) {
+                throw new IllegalStateException("no sidecar jar at " + l.jar + ": build it (bin/build)");
+            }
+            Map<String, String> env = new HashMap<>(Map.of(
+                    "QUARKUS_HTTP_HOST", "127.0.0.1", "QUARKUS_HTTP_PORT", Integer.toString(l.proxyPort),
+                    "QUARKUS_MANAGEMENT_HOST", "127.0.0.1",
+                    "QUARKUS_MANAGEMENT_PORT", Integer.toString(l.managementPort)));
+            if (l.upstream != null) {
+                env.put("SIDECAR_UPSTREAM_URL", l.upstream);
+            }
+            env.putAll(l.env);
             List<String> command = new ArrayList<>(List.of(javaBinary()));
-            properties.forEach((k, v) -> command.add("-D" + k + "=" + v));
-            command.addAll(List.of("-jar", jar.toString()));
-            running = new Running(command, all, "sidecar");
-            proxyPort = Integer.parseInt(running.await(Pattern.compile(
-                    "llm-sidecar proxy listening on http://127\\.0\\.0\\.1:(\\d+)"), Duration.ofSeconds(60)).group(1));
-            managementPort = Integer.parseInt(running.await(Pattern.compile(
-                    "Management interface listening on http://127\\.0\\.0\\.1:(\\d+)"), Duration.ofSeconds(60)).group(1));
+            command.addAll(l.jvmOptions);
+            l.properties.forEach((k, v) -> command.add("-D" + k + "=" + v));
+            command.addAll(List.of("-jar", l.jar.toString()));
+            log = l.log == null ? null : Files.newBufferedWriter(l.log, StandardCharsets.UTF_8);
+            running = new Running(command, env, "sidecar", line -> {
+                if (l.echo != null) {
+                    l.echo.println(line);
+                }
+                if (log != null) {
+                    try {
+                        synchronized (log) {
+                            log.write(line + "\n");
+                            log.flush();
+                        }
+                    } catch (IOException e) {
+                        // the log is a convenience: the lines are kept anyway
+                    }
+                }
+            });
+            running.grace = l.grace;
+            try {
+                proxyPort = Integer.parseInt(running.await(PROXY_LISTENING, Duration.ofSeconds(60)).group(1));
+                managementPort = Integer.parseInt(running.await(MANAGEMENT_LISTENING, Duration.ofSeconds(60))
+                        .group(1));
+            } catch (RuntimeException e) {
+                close();
+                throw e;
+            }
+        }
+
+        /** How to start a packaged sidecar: {@code launch(jar)....start()}. */
+        public static Launch launch(Path jar) {
+            return new Launch(jar);
         }
 
         public long pid() {
@@ -151,10 +218,144 @@ public final class Processes {
             return get("http://127.0.0.1:" + managementPort + "/q/metrics").body();
         }
 
+        /** Waits until {@code /q/health/ready} answers 200. */
+        public void awaitReady(Duration timeout) throws Exception {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (System.nanoTime() < deadline) {
+                try {
+                    if (get("http://127.0.0.1:" + managementPort + "/q/health/ready").statusCode() == 200) {
+                        return;
+                    }
+                } catch (IOException notYet) {
+                    // not listening yet
+                }
+                if (!running.process.isAlive()) {
+                    throw new IllegalStateException("the sidecar ended: " + String.join("\n", running.lines));
+                }
+                Thread.sleep(100);
+            }
+            throw new IllegalStateException("the sidecar did not become ready on port " + managementPort);
+        }
+
+        /** SIGTERM, then SIGKILL after the launch's grace. */
         @Override
         public void close() throws InterruptedException {
             running.close();
+            if (log != null) {
+                try {
+                    log.close();
+                } catch (IOException e) {
+                    // nothing more to write
+                }
+            }
         }
+    }
+
+    /** What a packaged sidecar is started with; every setting optional. */
+    public static final class Launch {
+        final Path jar;
+        List<String> jvmOptions = List.of();
+        final Map<String, String> properties = new LinkedHashMap<>();
+        final Map<String, String> env = new LinkedHashMap<>();
+        String upstream;
+        int proxyPort;
+        int managementPort;
+        PrintStream echo;
+        Path log;
+        Duration grace = Duration.ofSeconds(10);
+
+        Launch(Path jar) {
+            this.jar = jar;
+        }
+
+        /** JVM flags before {@code -jar}, e.g. {@link #shippedJvmOptions}. */
+        public Launch jvmOptions(List<String> options) {
+            jvmOptions = List.copyOf(options);
+            return this;
+        }
+
+        public Launch property(String key, String value) {
+            properties.put(key, value);
+            return this;
+        }
+
+        public Launch properties(Map<String, String> more) {
+            properties.putAll(more);
+            return this;
+        }
+
+        public Launch env(String key, String value) {
+            env.put(key, value);
+            return this;
+        }
+
+        public Launch env(Map<String, String> more) {
+            env.putAll(more);
+            return this;
+        }
+
+        /** The engine's base URL ({@code SIDECAR_UPSTREAM_URL}). */
+        public Launch upstream(String url) {
+            upstream = url;
+            return this;
+        }
+
+        /** Fixed loopback ports (0: the OS picks; the default). */
+        public Launch ports(int proxy, int management) {
+            proxyPort = proxy;
+            managementPort = management;
+            return this;
+        }
+
+        /** Prints every output line there as well (a terminal: the demo). */
+        public Launch echo(PrintStream out) {
+            echo = out;
+            return this;
+        }
+
+        /** Writes every output line to this file as it comes. */
+        public Launch log(Path file) {
+            log = file;
+            return this;
+        }
+
+        /** How long close() waits after SIGTERM before SIGKILL. */
+        public Launch grace(Duration d) {
+            grace = d;
+            return this;
+        }
+
+        /** Starts it; returns once both ports are bound (fails after 60 s or when it exits). */
+        public Sidecar start() throws Exception {
+            return new Sidecar(this);
+        }
+    }
+
+    /**
+     * The flags of a Java launcher argument file ({@code java @file}): whitespace-separated, {@code #} to the end of
+     * a line a comment.
+     */
+    public static List<String> jvmOptions(Path file) throws IOException {
+        List<String> opts = new ArrayList<>();
+        for (String line : Files.readAllLines(file)) {
+            int hash = line.indexOf('#');
+            String text = (hash >= 0 ? line.substring(0, hash) : line).trim();
+            if (!text.isEmpty()) {
+                opts.addAll(List.of(text.split("\\s+")));
+            }
+        }
+        return opts;
+    }
+
+    /**
+     * The JVM flags the image ships with a packaged jar: {@code sidecar/src/main/jvm/jvm.options} next to
+     * {@code sidecar/target/quarkus-app/quarkus-run.jar}; none when the jar is elsewhere.
+     */
+    public static List<String> shippedJvmOptions(Path jar) throws IOException {
+        Path app = jar.toAbsolutePath().getParent();
+        Path file = app == null || app.getParent() == null || app.getParent().getParent() == null ? null
+                : app.getParent().getParent().resolve("src/main/jvm/jvm.options");
+        return file != null && Files.isRegularFile(file) ? jvmOptions(file) : List.of();
     }
 
     public static String javaBinary() {

@@ -1,12 +1,13 @@
 package dev.llmsidecar.bench;
 
+import dev.llmsidecar.sim.EngineMain;
+import dev.llmsidecar.testkit.Processes;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -25,25 +26,33 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Orchestrates the benchmark: the bench engine, nginx and the sidecar as separate processes on loopback, a fresh
- * load-client process per phase, targets interleaved in every round. Writes raw results to
- * docs/bench/results.json and the report (docs/benchmarks.md, docs/bench/latency-vs-load.svg) via {@link Report}.
+ * Orchestrates the benchmark: the simulated engine ({@link EngineMain}), nginx and the sidecar as separate processes
+ * on loopback, a fresh load-client process ({@link BenchClient}) per phase, targets interleaved in every round. Writes
+ * raw results to docs/bench/results.json and the report (docs/benchmarks.md, docs/bench/latency-vs-load.svg) via
+ * {@link Report}.
  *
  * <p>Usage: {@code Bench <repoRoot> <classpath> [--quick] [--soak MINUTES] [--report-only]}
  */
 public final class Bench {
 
-    static Path root;
-    static Path work;
-    static String cp;
-    static final List<Process> started = new CopyOnWriteArrayList<>();
-    static final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    /**
+     * The engine: no slot limit, no role-only first chunk, no jitter, a 2-token non-streaming answer; each request
+     * sets its own events, gap and TTFT ({@link BenchClient}).
+     */
+    static final String ENGINE_SPEC = "slots=1000000,role-chunk=false,jitter=0,output-tokens=2";
 
-    // sampled state of the sidecar process
-    static volatile long sidecarPid = -1;
-    static volatile long peakRssKb;
-    static volatile int peakThreads;
-    static volatile int peakFds;
+    final Path root;
+    final Path work;
+    final String cp;
+    private final List<Process> started = new CopyOnWriteArrayList<>();
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private final Peaks peaks = new Peaks();
+
+    Bench(Path root, String cp) {
+        this.root = root;
+        this.work = root.resolve("target/bench");
+        this.cp = cp;
+    }
 
     /**
      * The sidecar's JVM flags: the argument file the image and the chart run ({@code sidecar/src/main/jvm/jvm.options}), so
@@ -52,8 +61,7 @@ public final class Bench {
     static final String JVM_OPTIONS = "sidecar/src/main/jvm/jvm.options";
 
     public static void main(String[] args) throws Exception {
-        root = Path.of(args[0]).toAbsolutePath();
-        cp = args[1];
+        Bench bench = new Bench(Path.of(args[0]).toAbsolutePath(), args[1]);
         boolean quick = false;
         int soakMinutes = 0;
         boolean reportOnly = false;
@@ -65,25 +73,25 @@ public final class Bench {
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
-        work = root.resolve("target/bench");
-        Files.createDirectories(work);
+        Path root = bench.root;
+        Files.createDirectories(bench.work);
         Files.createDirectories(root.resolve("docs/bench"));
         if (reportOnly) {
             Report.write(root, new JsonObject(Files.readString(root.resolve("docs/bench/results.json"))));
             return;
         }
-        Runtime.getRuntime().addShutdownHook(new Thread(Bench::stopAll));
+        Runtime.getRuntime().addShutdownHook(new Thread(bench::stopAll));
         if (soakMinutes > 0) {
-            Soak.run(soakMinutes);
+            Soak.run(bench, soakMinutes);
             return;
         }
-        JsonObject results = run(quick);
+        JsonObject results = bench.run(quick);
         Files.writeString(root.resolve("docs/bench/results.json"), results.encodePrettily());
         Report.write(root, results);
         System.out.println("wrote docs/benchmarks.md, docs/bench/latency-vs-load.svg, docs/bench/results.json");
     }
 
-    static JsonObject run(boolean quick) throws Exception {
+    JsonObject run(boolean quick) throws Exception {
         int seconds = quick ? 5 : 15;
         int rounds = quick ? 1 : 2;
         // C2 compiles for minutes under this load (hundreds of methods still after 90 s at 1000 streams): a short
@@ -103,13 +111,14 @@ public final class Bench {
         Endpoint engine = startEngine();
         Endpoint nginx = startNginx(engine.port);
         Endpoint sidecar = startSidecar(engine.port);
-        sidecarPid = sidecar.pids.get(0);
+        long sidecarPid = sidecar.pids.get(0);
+        peaks.watch(sidecarPid);
         ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "sampler");
             t.setDaemon(true);
             return t;
         });
-        sampler.scheduleAtFixedRate(Bench::sample, 200, 200, TimeUnit.MILLISECONDS);
+        sampler.scheduleAtFixedRate(peaks::sample, 200, 200, TimeUnit.MILLISECONDS);
         Thread.sleep(1000);
         JsonObject memory = new JsonObject().put("idleAfterStart", procState(sidecarPid));
         List<Endpoint> targets = List.of(new Endpoint("direct", engine.port, engine.pids, -1),
@@ -131,9 +140,7 @@ public final class Bench {
                     Endpoint t = targets.get((k + r + level) % targets.size());
                     String model = "bench-c" + level + "-r" + r;
                     if (t.name.equals("sidecar")) {
-                        peakRssKb = 0;
-                        peakThreads = 0;
-                        peakFds = 0;
+                        peaks.reset();
                     }
                     JsonObject gcBefore = t.name.equals("sidecar") ? gcPauses(t.mgmtPort) : null;
                     ScrapeProbe probe = t.name.equals("sidecar") && level >= 1000 ? new ScrapeProbe(t.mgmtPort) : null;
@@ -147,8 +154,7 @@ public final class Bench {
                         p.put("scrape", probe.stop());
                     }
                     if (t.name.equals("sidecar")) {
-                        p.put("peak", new JsonObject().put("rssKb", peakRssKb).put("threads", peakThreads)
-                                .put("fds", peakFds));
+                        p.put("peak", peaks.get());
                         p.put("sidecarView", liveStats(t.mgmtPort, model));
                         p.put("gc", minus(gcPauses(t.mgmtPort), gcBefore));
                     } else if (t.name.equals("nginx")) {
@@ -190,31 +196,22 @@ public final class Bench {
     }
 
     /** The sidecar's JVM flags as separate arguments. */
-    static List<String> sidecarOpts() throws IOException {
+    List<String> sidecarOpts() throws IOException {
         String env = System.getenv("SIDECAR_JVM_OPTS");
         if (env != null && !env.isBlank()) {
             return List.of(env.trim().split("\\s+"));
         }
-        // the launcher's argument-file syntax: whitespace-separated, # starts a comment to the end of the line
-        List<String> opts = new ArrayList<>();
-        for (String line : Files.readAllLines(root.resolve(JVM_OPTIONS))) {
-            int hash = line.indexOf('#');
-            String text = (hash >= 0 ? line.substring(0, hash) : line).trim();
-            if (!text.isEmpty()) {
-                opts.addAll(List.of(text.split("\\s+")));
-            }
-        }
-        return opts;
+        return Processes.jvmOptions(root.resolve(JVM_OPTIONS));
     }
 
     /** What the report says about the flags: which file (or override) and the flags themselves. */
-    static String sidecarOptsDescription() throws IOException {
+    String sidecarOptsDescription() throws IOException {
         String env = System.getenv("SIDECAR_JVM_OPTS");
         String source = env != null && !env.isBlank() ? "SIDECAR_JVM_OPTS" : JVM_OPTIONS;
         return String.join(" ", sidecarOpts()) + " (from " + source + ")";
     }
 
-    static Process spawn(List<String> command, Path log) throws IOException {
+    Process spawn(List<String> command, Path log) throws IOException {
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
         if (log != null) {
             pb.redirectOutput(log.toFile());
@@ -224,9 +221,9 @@ public final class Bench {
         return p;
     }
 
-    static Endpoint startEngine() throws Exception {
-        Process p = new ProcessBuilder("java", "-Xmx256m", "-XX:+UseParallelGC", "-cp", cp, BenchEngine.class.getName(), "0", "2")
-                .redirectError(work.resolve("engine.err").toFile()).start();
+    Endpoint startEngine() throws Exception {
+        Process p = new ProcessBuilder("java", "-Xmx256m", "-XX:+UseParallelGC", "-cp", cp, EngineMain.class.getName(), "0",
+                "2", ENGINE_SPEC).redirectError(work.resolve("engine.err").toFile()).start();
         started.add(p);
         BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         String line = out.readLine();
@@ -238,10 +235,10 @@ public final class Bench {
         return new Endpoint("engine", port, List.of(p.pid()), -1);
     }
 
-    static Endpoint startNginx(int enginePort) throws Exception {
+    Endpoint startNginx(int enginePort) throws Exception {
         Path dir = work.resolve("nginx");
         Files.createDirectories(dir.resolve("tmp"));
-        int port = freePort();
+        int port = Processes.freePort();
         String conf = """
                 daemon off;
                 master_process on;
@@ -284,40 +281,18 @@ public final class Bench {
         return new Endpoint("nginx", port, pids, -1);
     }
 
-    static Endpoint startSidecar(int enginePort) throws Exception {
-        int port = freePort();
-        int mgmt = freePort();
-        List<String> cmd = new ArrayList<>();
-        cmd.add("java");
-        cmd.addAll(sidecarOpts());
-        cmd.addAll(List.of("-Dquarkus.http.host=127.0.0.1", "-Dquarkus.http.port=" + port,
-                "-Dquarkus.management.host=127.0.0.1", "-Dquarkus.management.port=" + mgmt,
-                "-Dquarkus.http.accept-backlog=4096",
-                "-Dsidecar.upstream.url=http://127.0.0.1:" + enginePort, "-Dsidecar.engine.scrape-enabled=false",
-                "-Dquarkus.otel.sdk.disabled=true",
-                "-jar", root.resolve("sidecar/target/quarkus-app/quarkus-run.jar").toString()));
-        Process p = spawn(cmd, work.resolve("sidecar.log"));
-        long deadline = System.nanoTime() + 60_000_000_000L;
-        while (true) {
-            try {
-                var res = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + mgmt + "/q/health/ready"))
-                        .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.discarding());
-                if (res.statusCode() == 200) {
-                    break;
-                }
-            } catch (IOException e) {
-                // not up yet
-            }
-            if (!p.isAlive() || System.nanoTime() > deadline) {
-                throw new IllegalStateException("sidecar did not become ready; see target/bench/sidecar.log");
-            }
-            Thread.sleep(200);
-        }
-        System.out.println("sidecar  pid " + p.pid() + " port " + port + " management " + mgmt);
-        return new Endpoint("sidecar", port, List.of(p.pid()), mgmt);
+    Endpoint startSidecar(int enginePort) throws Exception {
+        Processes.Sidecar s = Processes.Sidecar.launch(root.resolve("sidecar/target/quarkus-app/quarkus-run.jar"))
+                .jvmOptions(sidecarOpts()).upstream("http://127.0.0.1:" + enginePort)
+                .property("quarkus.http.accept-backlog", "4096").property("sidecar.engine.scrape-enabled", "false")
+                .property("quarkus.otel.sdk.disabled", "true").log(work.resolve("sidecar.log")).start();
+        started.add(s.running.process);
+        s.awaitReady(Duration.ofSeconds(60));
+        System.out.println("sidecar  pid " + s.pid() + " port " + s.proxyPort + " management " + s.managementPort);
+        return new Endpoint("sidecar", s.proxyPort, List.of(s.pid()), s.managementPort);
     }
 
-    static void stopAll() {
+    void stopAll() {
         for (Process p : started) {
             if (p.isAlive()) {
                 p.destroy();
@@ -333,12 +308,6 @@ public final class Bench {
             }
         }
         started.clear();
-    }
-
-    static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
     }
 
     static void waitForPort(int port, int seconds) throws Exception {
@@ -359,19 +328,19 @@ public final class Bench {
      * One unpaced phase per target and round, the targets' order rotated each round (so none always runs first
      * on a cooler or hotter box); prints each result with {@code line}.
      */
-    static JsonArray interleaved(List<Endpoint> targets, int rounds, String mode, int conc, int seconds, int events,
+    JsonArray interleaved(List<Endpoint> targets, int rounds, String mode, int conc, int seconds, int events,
             Endpoint engine, java.util.function.BiFunction<Endpoint, JsonObject, String> line) throws Exception {
         JsonArray out = new JsonArray();
         for (int r = 0; r < rounds; r++) {
             for (int k = 0; k < targets.size(); k++) {
                 Endpoint t = targets.get((k + r) % targets.size());
                 if (t.name.equals("sidecar")) {
-                    peakRssKb = 0;
+                    peaks.reset();
                 }
                 JsonObject p = phase(t, mode, conc, seconds, events, 0, 0, "bench-" + mode, engine);
                 p.put("round", r);
                 if (t.name.equals("sidecar")) {
-                    p.put("peak", new JsonObject().put("rssKb", peakRssKb));
+                    p.put("peak", new JsonObject().put("rssKb", peaks.get().getLong("rssKb")));
                 }
                 out.add(p);
                 System.out.println(line.apply(t, p));
@@ -381,12 +350,12 @@ public final class Bench {
     }
 
     /** One load-client run against one target; adds CPU seconds used by the target and the engine. */
-    static JsonObject phase(Endpoint target, String mode, int conc, int seconds, int events, int intervalMs,
+    JsonObject phase(Endpoint target, String mode, int conc, int seconds, int events, int intervalMs,
             int ttftMs, String model, Endpoint engine) throws Exception {
         long cpuTarget = target.name.equals("direct") ? 0 : cpuTicks(target.pids);
         long cpuEngine = cpuTicks(engine.pids);
         long[] box = boxTicks();
-        Process p = new ProcessBuilder("java", "-Xmx768m", "-XX:+UseParallelGC", "-cp", cp, LoadClient.class.getName(), "127.0.0.1",
+        Process p = new ProcessBuilder("java", "-Xmx768m", "-XX:+UseParallelGC", "-cp", cp, BenchClient.class.getName(), "127.0.0.1",
                 Integer.toString(target.port), mode, Integer.toString(conc), Integer.toString(seconds),
                 Integer.toString(events), Integer.toString(intervalMs), Integer.toString(ttftMs), model, "2")
                 .redirectError(ProcessBuilder.Redirect.appendTo(work.resolve("client.err").toFile())).start();
@@ -411,7 +380,7 @@ public final class Bench {
     }
 
     /** The sidecar's own view (/q/llm, longest window) of one phase's model: TTFT and ITL percentiles in µs. */
-    static JsonObject liveStats(int mgmtPort, String model) {
+    JsonObject liveStats(int mgmtPort, String model) {
         try {
             var res = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + mgmtPort + "/q/llm"))
                     .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
@@ -442,7 +411,7 @@ public final class Bench {
      * count and seconds of young ("minor") and full ("major") collections. A stop-the-world pause holds every event
      * that arrives meanwhile, so the tail of a phase is read next to the pauses taken during it.
      */
-    static JsonObject gcPauses(int mgmtPort) {
+    JsonObject gcPauses(int mgmtPort) {
         JsonObject g = new JsonObject().put("minorCount", 0.0).put("minorSeconds", 0.0).put("majorCount", 0.0)
                 .put("majorSeconds", 0.0);
         try {
@@ -473,7 +442,7 @@ public final class Bench {
     }
 
     /** Scrapes /q/metrics every second while a phase runs: the scrape must stay fast under load. */
-    static final class ScrapeProbe {
+    final class ScrapeProbe {
         final Thread thread;
         volatile boolean stop;
         final List<Long> millis = new CopyOnWriteArrayList<>();
@@ -520,15 +489,37 @@ public final class Bench {
 
     // ---------------------------------------------------------------------------------------------- /proc
 
-    static void sample() {
-        long pid = sidecarPid;
-        if (pid < 0) {
-            return;
+    /** The highest RSS, threads and fds of one process since the last reset, sampled by the caller's schedule. */
+    static final class Peaks {
+        private long pid = -1;
+        private long rssKb;
+        private int threads;
+        private int fds;
+
+        synchronized void watch(long processId) {
+            pid = processId;
+            reset();
         }
-        JsonObject s = procState(pid);
-        peakRssKb = Math.max(peakRssKb, s.getLong("rssKb", 0L));
-        peakThreads = Math.max(peakThreads, s.getInteger("threads", 0));
-        peakFds = Math.max(peakFds, s.getInteger("fds", 0));
+
+        synchronized void reset() {
+            rssKb = 0;
+            threads = 0;
+            fds = 0;
+        }
+
+        synchronized void sample() {
+            if (pid < 0) {
+                return;
+            }
+            JsonObject s = procState(pid);
+            rssKb = Math.max(rssKb, s.getLong("rssKb", 0L));
+            threads = Math.max(threads, s.getInteger("threads", 0));
+            fds = Math.max(fds, s.getInteger("fds", 0));
+        }
+
+        synchronized JsonObject get() {
+            return new JsonObject().put("rssKb", rssKb).put("threads", threads).put("fds", fds);
+        }
     }
 
     static JsonObject procState(long pid) {

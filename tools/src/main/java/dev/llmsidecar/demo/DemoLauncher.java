@@ -2,17 +2,11 @@ package dev.llmsidecar.demo;
 
 import dev.llmsidecar.sim.EngineBehaviour;
 import dev.llmsidecar.sim.SimulatedEngine;
+import dev.llmsidecar.testkit.Processes;
 import io.vertx.core.Vertx;
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -67,19 +61,30 @@ public final class DemoLauncher {
         Vertx vertx = Vertx.vertx();
         SimulatedEngine engine = new SimulatedEngine(vertx, behaviour());
         engine.start("127.0.0.1", enginePort).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
-        Process sidecar = startSidecar(jar, proxyPort, managementPort, enginePort);
-        DemoTraffic[] traffic = new DemoTraffic[1];
+        // the JVM flags the image ships, the demo's settings, its output on ours; SIGTERM, then SIGKILL after 30 s
+        // (its own grace is 25 s)
+        Processes.Sidecar sidecar;
+        try {
+            sidecar = Processes.Sidecar.launch(jar).jvmOptions(Processes.shippedJvmOptions(jar))
+                    .properties(SIDECAR_SETTINGS).upstream("http://127.0.0.1:" + enginePort)
+                    .ports(proxyPort, managementPort).echo(System.out).grace(Duration.ofSeconds(30)).start();
+        } catch (Exception e) {
+            vertx.close(); // else its threads keep this process alive
+            throw e;
+        }
+        DemoTraffic traffic = new DemoTraffic(vertx, "127.0.0.1", proxyPort, rate, concurrency);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            if (traffic[0] != null) {
-                traffic[0].stop();
+            traffic.stop();
+            try {
+                sidecar.close();
+            } catch (InterruptedException e) {
+                sidecar.running.process.destroyForcibly();
             }
-            stop(sidecar);
             engine.close();
             vertx.close();
         }, "demo-stop"));
-        awaitReady(sidecar, managementPort);
-        traffic[0] = new DemoTraffic(vertx, "127.0.0.1", proxyPort, rate, concurrency);
-        traffic[0].start();
+        sidecar.awaitReady(Duration.ofSeconds(60));
+        traffic.start();
         System.out.printf("%n  Demo running: simulated engine on http://127.0.0.1:%d, proxy on http://127.0.0.1:%d%n"
                 + "  Live page:     http://127.0.0.1:%d/q/llm/ui   (open it in a browser)%n"
                 + "  Live metrics:  curl -s http://127.0.0.1:%d/q/metrics | grep -E '^(gen_ai|llm_sidecar)'%n"
@@ -89,56 +94,9 @@ public final class DemoLauncher {
                 + "  Other formats: /v1/responses, /v1/messages, /api/chat, /generate_stream, /completion, /v1/embeddings"
                 + " (docs/formats.md; header x-sim-reasoning-tokens: N makes the model think first)%n%n",
                 enginePort, proxyPort, managementPort, managementPort, managementPort, proxyPort);
-        int exit = sidecar.waitFor();
+        int exit = sidecar.running.process.waitFor();
         System.err.println("the sidecar exited (" + exit + ")");
         System.exit(exit == 0 ? 0 : 1);
-    }
-
-    /** The packaged sidecar with the JVM flags the image ships and the demo's settings, its output on ours. */
-    static Process startSidecar(Path jar, int proxyPort, int managementPort, int enginePort) throws IOException {
-        List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        Path options = Path.of("sidecar/src/main/jvm/jvm.options");
-        if (Files.isRegularFile(options)) {
-            command.add("@" + options);
-        }
-        SIDECAR_SETTINGS.forEach((k, v) -> command.add("-D" + k + "=" + v));
-        command.add("-Dquarkus.http.port=" + proxyPort);
-        command.add("-Dquarkus.management.port=" + managementPort);
-        command.add("-Dsidecar.upstream.url=http://127.0.0.1:" + enginePort);
-        command.add("-jar");
-        command.add(jar.toString());
-        return new ProcessBuilder(command).inheritIO().start();
-    }
-
-    private static void awaitReady(Process sidecar, int managementPort) throws Exception {
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
-        URI ready = URI.create("http://127.0.0.1:" + managementPort + "/q/health/ready");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (System.nanoTime() < deadline && sidecar.isAlive()) {
-            try {
-                if (http.send(HttpRequest.newBuilder(ready).timeout(Duration.ofSeconds(1)).build(),
-                        HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
-                    return;
-                }
-            } catch (IOException e) {
-                // not listening yet
-            }
-            Thread.sleep(200);
-        }
-        throw new IllegalStateException("the sidecar did not become ready on port " + managementPort);
-    }
-
-    /** SIGTERM, then SIGKILL after 30 s (its own grace is 25 s). */
-    private static void stop(Process sidecar) {
-        sidecar.destroy();
-        try {
-            if (!sidecar.waitFor(30, TimeUnit.SECONDS)) {
-                sidecar.destroyForcibly();
-            }
-        } catch (InterruptedException e) {
-            sidecar.destroyForcibly();
-        }
     }
 
     private static String env(String name, String fallback) {

@@ -1,8 +1,10 @@
 package dev.llmsidecar.demo;
 
+import dev.llmsidecar.load.LoadClient;
+import dev.llmsidecar.load.OpenLoop;
+import dev.llmsidecar.load.PoissonArrivals;
+import dev.llmsidecar.load.ResponseReader;
 import io.vertx.core.Vertx;
-import io.vertx.core.http.HttpClient;
-import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.core.json.JsonArray;
@@ -15,40 +17,39 @@ import java.util.Random;
  * Anthropic Messages with thinking, Ollama, TGI, llama.cpp, embeddings) through the proxy, so the demo shows
  * live metrics. Requests come from three tenants ({@code x-tenant}). The rate rises and falls in waves of
  * {@link #WAVE_SECONDS}, from a quarter of the peak to the peak ({@value #PEAK_FACTOR} times the configured rate), so
- * the load crosses the demo engine's slots and the saturation knee shows.
- * Bounded in concurrency; runs until {@link #stop()}.
+ * the load crosses the demo engine's slots and the saturation knee shows: an {@link OpenLoop} of Poisson arrivals at
+ * the peak rate, each kept with the wave's share (a Poisson process whose rate follows the wave). An arrival while
+ * the maximum concurrency is open is dropped. Runs until {@link #stop()}.
  */
 public final class DemoTraffic {
 
-    private final Vertx vertx;
-    private final HttpClient client;
+    private final LoadClient client;
     private final double requestsPerSecond;
     private final int maxConcurrency;
     static final double WAVE_SECONDS = 180;
     static final double PEAK_FACTOR = 2.5;
     private static final String[] TENANTS = {"team-search", "team-search", "team-chat", "team-batch"};
 
+    /** Draws the wave and the request mix, on the client's context. */
     private final Random random = new Random(7);
-    private long timer = -1;
+    private OpenLoop arrivals;
     private long startedAt;
-    private int inFlight;
 
     public DemoTraffic(Vertx vertx, String host, int port, double requestsPerSecond, int maxConcurrency) {
-        this.vertx = vertx;
         this.requestsPerSecond = requestsPerSecond;
         this.maxConcurrency = maxConcurrency;
-        this.client = vertx.createHttpClient(new HttpClientOptions().setDefaultHost(host).setDefaultPort(port)
-                .setMaxPoolSize(maxConcurrency));
+        this.client = new LoadClient(vertx, vertx.getOrCreateContext(), host, port, maxConcurrency);
     }
 
+    /** Starts the traffic a second from now. */
     public void start() {
-        long periodMs = Math.max(1, Math.round(1000 / (requestsPerSecond * PEAK_FACTOR)));
         startedAt = System.nanoTime();
-        timer = vertx.setPeriodic(1000, periodMs, id -> {
+        PoissonArrivals peak = new PoissonArrivals(requestsPerSecond * PEAK_FACTOR, 7);
+        arrivals = OpenLoop.start(client.context(), peak::nextNanos, startedAt + 1_000_000_000L, Long.MAX_VALUE, () -> {
             if (random.nextDouble() < waveShare()) {
                 sendOne();
             }
-        });
+        }, "demo-arrivals");
     }
 
     /** Share of the peak rate now: 1/4 at the start of a wave, 1 in its middle. */
@@ -58,17 +59,16 @@ public final class DemoTraffic {
     }
 
     public void stop() {
-        if (timer >= 0) {
-            vertx.cancelTimer(timer);
+        if (arrivals != null) {
+            arrivals.stop();
         }
         client.close();
     }
 
     private void sendOne() {
-        if (inFlight >= maxConcurrency) {
+        if (client.inFlight() >= maxConcurrency) {
             return;
         }
-        inFlight++;
         if (random.nextDouble() < 0.3) {
             sendOtherFormat();
             return;
@@ -146,9 +146,6 @@ public final class DemoTraffic {
 
     private void send(RequestOptions options, JsonObject body) {
         options.putHeader("x-tenant", TENANTS[random.nextInt(TENANTS.length)]);
-        client.request(options)
-                .compose(req -> req.send(body.toBuffer()))
-                .compose(res -> res.body())
-                .onComplete(ar -> inFlight--);
+        client.send(options, body.toBuffer(), ResponseReader.discarding());
     }
 }

@@ -1,15 +1,16 @@
 package dev.llmsidecar.sweep;
 
+import dev.llmsidecar.load.Latencies;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * The client's own view of one step's measured requests (those sent after the warm-up): counts and errors, and exact
- * percentiles (numpy's default linear interpolation between order statistics, as vllm bench serve's
- * {@code np.percentile}) under two sets of definitions: {@code vllm bench serve}'s and the sidecar's. Only used to
- * count client-side errors and to compare definitions; the sweep's results are the sidecar's.
+ * The client's own view of one step's measured requests (those sent after the warm-up): counts and errors, and
+ * percentiles of every sample by the tools' one rule ({@link Latencies}: HdrHistogram, 3 significant digits, nearest
+ * rank) under two sets of definitions: {@code vllm bench serve}'s and the sidecar's. Only used to count client-side
+ * errors and to compare definitions; the sweep's results are the sidecar's.
  *
  * @param sent measured requests sent
  * @param ok measured requests that completed with {@code [DONE]}
@@ -26,55 +27,31 @@ public record ClientSummary(int sent, int ok, Map<String, Integer> errors, int d
         static final Dist NONE = new Dist(0, Double.NaN, Double.NaN, Double.NaN, Double.NaN);
 
         static Dist of(double[] values) {
-            double[] v = Arrays.stream(values).filter(x -> !Double.isNaN(x)).sorted().toArray();
-            if (v.length == 0) {
-                return NONE;
-            }
-            return new Dist(v.length, Arrays.stream(v).average().orElse(Double.NaN), percentile(v, 50),
-                    percentile(v, 95), percentile(v, 99));
-        }
-
-        /** Weighted samples (value, weight): the weighted mean and, for percentiles, nearest rank on the weights. */
-        static Dist weighted(double[] values, double[] weights) {
-            int n = values.length;
-            if (n == 0) {
-                return NONE;
-            }
-            Integer[] order = new Integer[n];
-            for (int i = 0; i < n; i++) {
-                order[i] = i;
-            }
-            Arrays.sort(order, (a, b) -> Double.compare(values[a], values[b]));
-            double total = 0;
-            double sum = 0;
-            for (int i = 0; i < n; i++) {
-                total += weights[i];
-                sum += values[i] * weights[i];
-            }
-            double[] qs = {0.5, 0.95, 0.99};
-            double[] out = new double[3];
-            for (int k = 0; k < 3; k++) {
-                double rank = qs[k] * total;
-                double acc = 0;
-                out[k] = values[order[n - 1]];
-                for (int i = 0; i < n; i++) {
-                    acc += weights[order[i]];
-                    if (acc >= rank) {
-                        out[k] = values[order[i]];
-                        break;
-                    }
+            Latencies l = new Latencies();
+            for (double v : values) {
+                if (!Double.isNaN(v)) {
+                    l.record(Math.round(v * 1e9));
                 }
             }
-            return new Dist((int) Math.round(total), sum / total, out[0], out[1], out[2]);
+            return of(l, 1);
         }
-    }
 
-    /** numpy.percentile(v, p) with the default linear method; {@code sorted} ascending, non-empty. */
-    static double percentile(double[] sorted, double p) {
-        double rank = p / 100 * (sorted.length - 1);
-        int lo = (int) Math.floor(rank);
-        int hi = Math.min(sorted.length - 1, lo + 1);
-        return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - lo);
+        /** Weighted samples (value, weight), e.g. token-weighted gaps; weights kept to a thousandth. */
+        static Dist weighted(double[] values, double[] weights) {
+            Latencies l = new Latencies();
+            for (int i = 0; i < values.length; i++) {
+                l.record(Math.round(values[i] * 1e9), Math.round(weights[i] * 1000));
+            }
+            return of(l, 1000);
+        }
+
+        private static Dist of(Latencies l, long countScale) {
+            if (l.count() == 0) {
+                return NONE;
+            }
+            return new Dist((int) Math.round((double) l.count() / countScale), l.mean() / 1e9,
+                    l.percentile(50) / 1e9, l.percentile(95) / 1e9, l.percentile(99) / 1e9);
+        }
     }
 
     /** Summarises the measured records of a step. */

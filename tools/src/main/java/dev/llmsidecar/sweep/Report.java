@@ -1,6 +1,10 @@
 package dev.llmsidecar.sweep;
 
 import dev.llmsidecar.export.contract.CumulativeHistogram;
+import dev.llmsidecar.report.Fmt;
+import dev.llmsidecar.report.MarkdownTable;
+import dev.llmsidecar.report.SvgChart;
+import dev.llmsidecar.report.SvgChart.Axis;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
@@ -15,7 +19,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.TreeSet;
 
-/** Writes a sweep's report: sweep.md, sweep-latency.svg, sweep-load.svg and results.json. */
+/** Writes a sweep's report (on the tools' report writer): sweep.md, sweep-latency.svg, sweep-load.svg, results.json. */
 public final class Report {
 
     static final String[] METRICS = {"ttft", "tpot", "itl", "e2e"};
@@ -74,30 +78,27 @@ public final class Report {
                     + "standard deviation).");
         }
         md.append("\n\n");
-        md.append("| step | offered (").append(o.loadUnit()).append(") | achieved req/s | output tok/s "
-                + "| TTFT p50 / p95 / p99 | TPOT p50 / p95 / p99 | ITL p50 / p95 / p99 | E2E p50 / p95 / p99 "
-                + "| errors sidecar / client | SLO share |\n");
-        md.append("|---:|---:|---:|---:|---|---|---|---|---:|---:|\n");
+        MarkdownTable steps = new MarkdownTable("step", "offered (" + o.loadUnit() + ")", "achieved req/s",
+                "output tok/s", "TTFT p50 / p95 / p99", "TPOT p50 / p95 / p99", "ITL p50 / p95 / p99",
+                "E2E p50 / p95 / p99", "errors sidecar / client", "SLO share").align("rrrrllllrr");
         for (StepResult s : r.steps()) {
-            md.append(String.format(Locale.ROOT, "| %d | %s | %s | %s | %s | %s | %s | %s | %.0f / %d | %s |%n",
-                    s.index(), o.formatLoad(s.load()), f3(s.throughput()), f3(s.outputTokensPerSecond()),
+            steps.row(s.index(), o.formatLoad(s.load()), f3(s.throughput()), f3(s.outputTokensPerSecond()),
                     triple(s.ttft(), 1000), triple(s.tpot(), 1000), triple(s.itl(), 1000), triple(s.e2e(), 1),
-                    s.sidecarErrors(), s.client().errorCount(), s.slo() == null ? "—" : share(s.slo().share())));
+                    Fmt.fixed(s.sidecarErrors(), 0) + " / " + s.client().errorCount(),
+                    s.slo() == null ? Fmt.NONE : share(s.slo().share()));
         }
-        md.append('\n');
-        md.append("| step | measured s | drain s | sent req/s | sidecar requests by outcome | client sent / ok / errors "
-                + "/ dropped | prompt tokens / request (engine) | output tokens / request | good req/s | sidecar knee "
-                + "after |\n");
-        md.append("|---:|---:|---:|---:|---|---|---:|---:|---:|---:|\n");
+        md.append(steps).append('\n');
+        MarkdownTable counts = new MarkdownTable("step", "measured s", "drain s", "sent req/s",
+                "sidecar requests by outcome", "client sent / ok / errors / dropped", "prompt tokens / request (engine)",
+                "output tokens / request", "good req/s", "sidecar knee after").align("rrrrllrrrr");
         for (StepResult s : r.steps()) {
-            md.append(String.format(Locale.ROOT, "| %d | %.1f | %.1f | %s | %s | %d / %d / %s / %d | %s | %s | %s | %s "
-                    + "|%n", s.index(), s.measuredSeconds(), s.drainSeconds(),
-                    f3(s.client().sent() / s.measuredSeconds()), outcomes(s.requestsByOutcome()),
-                    s.client().sent(), s.client().ok(), clientErrors(s.client()), s.client().dropped(),
-                    f3(s.meanInputTokens()), f3(s.meanOutputTokens()), f3(s.goodThroughput()),
-                    Double.isNaN(s.sidecarKnee()) ? "—" : f3(s.sidecarKnee())));
+            ClientSummary c = s.client();
+            counts.row(s.index(), Fmt.fixed(s.measuredSeconds(), 1), Fmt.fixed(s.drainSeconds(), 1),
+                    f3(c.sent() / s.measuredSeconds()), outcomes(s.requestsByOutcome()),
+                    c.sent() + " / " + c.ok() + " / " + clientErrors(c) + " / " + c.dropped(),
+                    f3(s.meanInputTokens()), f3(s.meanOutputTokens()), f3(s.goodThroughput()), f3(s.sidecarKnee()));
         }
-        md.append('\n');
+        md.append(counts).append('\n');
 
         md.append("## Plots\n\n");
         md.append("![Latency against achieved throughput, p50/p95/p99, knee and goodput marked]"
@@ -196,22 +197,19 @@ public final class Report {
                 + "own measurement: before and after each step the sweep scrapes `/q/metrics` and takes the "
                 + "difference of these series, summed over every label set of model `").append(o.model)
                 .append("`, operation `").append(o.operation()).append("`, `streaming=\"true\"`:\n\n");
-        sb.append("| figure | series | window |\n|---|---|---|\n");
-        sb.append("| TTFT | `gen_ai_server_time_to_first_token_seconds` (every stream that got a first token) | "
-                + "after warm-up → drained |\n");
-        sb.append("| TPOT | `gen_ai_server_time_per_output_token_seconds{outcome=\"ok\"}` | after warm-up → "
-                + "drained |\n");
-        sb.append("| ITL (token-weighted) | `llm_sidecar_inter_token_latency_seconds{outcome=\"ok\"}` | after "
-                + "warm-up → drained |\n");
-        sb.append("| E2E | `gen_ai_server_request_duration_seconds{outcome=\"ok\"}` | after warm-up → drained |\n");
-        sb.append("| errors | `llm_sidecar_requests_total` by outcome (not `ok`) | after warm-up → drained |\n");
-        sb.append("| achieved req/s, output tok/s | `llm_sidecar_requests_total{outcome=\"ok\"}`, "
-                + "`llm_sidecar_tokens_total{token_type=\"output\"}` | after warm-up → end of sending, ÷ that "
-                + "time |\n");
-        sb.append("| SLO share | `llm_sidecar_slo_objective_requests_total` / `..._objective_good_requests_total`, "
-                + "`llm_sidecar_slo_good_output_tokens_total` (with `--slo-objective`), else the latency histograms at "
-                + "each threshold | after warm-up → drained |\n");
-        sb.append("| sidecar knee | `llm_sidecar_saturation_knee_requests` | after each step |\n\n");
+        String window = "after warm-up → drained";
+        sb.append(new MarkdownTable("figure", "series", "window")
+                .row("TTFT", "`gen_ai_server_time_to_first_token_seconds` (every stream that got a first token)", window)
+                .row("TPOT", "`gen_ai_server_time_per_output_token_seconds{outcome=\"ok\"}`", window)
+                .row("ITL (token-weighted)", "`llm_sidecar_inter_token_latency_seconds{outcome=\"ok\"}`", window)
+                .row("E2E", "`gen_ai_server_request_duration_seconds{outcome=\"ok\"}`", window)
+                .row("errors", "`llm_sidecar_requests_total` by outcome (not `ok`)", window)
+                .row("achieved req/s, output tok/s", "`llm_sidecar_requests_total{outcome=\"ok\"}`, "
+                        + "`llm_sidecar_tokens_total{token_type=\"output\"}`", "after warm-up → end of sending, ÷ that time")
+                .row("SLO share", "`llm_sidecar_slo_objective_requests_total` / `..._objective_good_requests_total`, "
+                        + "`llm_sidecar_slo_good_output_tokens_total` (with `--slo-objective`), else the latency "
+                        + "histograms at each threshold", window)
+                .row("sidecar knee", "`llm_sidecar_saturation_knee_requests`", "after each step")).append('\n');
         sb.append("- **Steps.** Each step offers its load for the warm-up, scrapes (*before*), keeps the load for the "
                 + "step time or the request cap, scrapes (*end*), stops sending and waits for its open requests "
                 + "(bounded; still open then: cancelled, counted), waits until the sidecar has none in flight and "
@@ -267,12 +265,12 @@ public final class Report {
         StringBuilder sb = new StringBuilder();
         sb.append("A percentile read from buckets is only known to lie inside its bucket; the interpolation places it "
                 + "linearly. The widest bucket (relative to its upper bound) that held a step's median or p99:\n\n");
-        sb.append("| metric | median: widest bucket | p99: widest bucket |\n|---|---|---|\n");
+        MarkdownTable widest = new MarkdownTable("metric", "median: widest bucket", "p99: widest bucket");
         double lowest = Double.POSITIVE_INFINITY;
         double highest = 0;
         for (int m = 0; m < METRICS.length; m++) {
-            String worst50 = "—";
-            String worst99 = "—";
+            String worst50 = Fmt.NONE;
+            String worst99 = Fmt.NONE;
             double w50 = -1;
             double w99 = -1;
             for (StepResult s : r.steps()) {
@@ -293,10 +291,9 @@ public final class Report {
                     worst99 = bucketText(l.p99Bucket(), rel99, s);
                 }
             }
-            sb.append("| ").append(METRIC_NAMES[m]).append(" | ").append(worst50).append(" | ").append(worst99)
-                    .append(" |\n");
+            widest.row(METRIC_NAMES[m], worst50, worst99);
         }
-        sb.append('\n');
+        sb.append(widest).append('\n');
         sb.append("For a sweep, give the sidecar finer bounds where the latencies are: "
                 + "`sidecar.metrics.latency-buckets` replaces the preset's bounds for every latency histogram (the "
                 + "`default` preset is already the densest of `default`, `vllm`, `otel`), and every SLO threshold is "
@@ -353,60 +350,51 @@ public final class Report {
         StringBuilder sb = new StringBuilder();
         sb.append(String.format(Locale.ROOT, "## Step %d against `vllm bench serve`'s definitions%n%n", s.index()));
         sb.append(String.format(Locale.ROOT, "Step %d (%s %s): the sidecar's histogram figures beside the same "
-                + "%d measured requests timed by the sweep's own client, exactly (numpy-style percentiles of every "
-                + "sample), under the sidecar's definitions and under `vllm bench serve`'s "
+                + "%d measured requests timed by the sweep's own client, exactly (percentiles of every sample: "
+                + "HdrHistogram, 3 significant digits, nearest rank), under the sidecar's definitions and under "
+                + "`vllm bench serve`'s "
                 + "(vllm/benchmarks/lib/endpoint_request_func.py, serve.py; docs/metrics.md). p50 · p99, ms.%n%n",
                 s.index(), o.formatLoad(s.load()), o.loadUnit(), c.ok()));
-        sb.append("| figure | sidecar (its histograms) | client, sidecar's definition (exact) | client, "
-                + "`vllm bench serve` definition (exact) | why they differ |\n|---|---|---|---|---|\n");
+        MarkdownTable t = new MarkdownTable("figure", "sidecar (its histograms)", "client, sidecar's definition (exact)",
+                "client, `vllm bench serve` definition (exact)", "why they differ");
         boolean prelude = c.benchTtft().count() > 0 && c.ttft().count() > 0
                 && c.benchTtft().p50() < 0.8 * c.ttft().p50();
-        sb.append("| TTFT | ").append(pair(s.ttft())).append(" | ").append(pair(c.ttft())).append(" | ")
-                .append(pair(c.benchTtft())).append(" | ");
-        if (prelude) {
-            sb.append("The bench stops its TTFT clock at the first SSE message with a non-empty `choices`: this "
-                    + "engine sends a role-only chunk (`{\"role\":\"assistant\"}`) before its first token, so the "
-                    + "bench measures that prelude, not a token. Its TTFT is the sidecar's *time to first response "
-                    + "chunk* (`llm_sidecar_time_to_first_response_chunk_seconds`: ")
-                    .append(pair(s.firstResponseChunk()))
-                    .append("). The sidecar waits for content, reasoning or a tool call. |\n");
-        } else {
-            sb.append("Same stop event here (the first message with `choices` carried the first token). The bench's "
-                    + "t0 is just before its POST, the sidecar's when the request head reached it: the client's "
-                    + "figures include the hop to the sidecar. The sidecar's time to first response chunk: ")
-                    .append(pair(s.firstResponseChunk())).append(". |\n");
-        }
-        sb.append("| TPOT | ").append(pair(s.tpot())).append(" | ").append(pair(c.tpot())).append(" | ")
-                .append(pair(c.benchTpot())).append(" | Same formula, (E2E − TTFT) ÷ (N − 1) with N from `usage`, "
-                        + "one sample per request with N ≥ 2. The bench's E2EL ends at the usage-only chunk and its "
-                        + "TTFT ").append(prelude ? "at the role prelude, so its TPOT spreads the prefill over the "
-                        + "tokens and comes out larger." : "at the same chunk, so they agree to within the usage "
-                        + "chunk's delay.").append(" |\n");
-        sb.append("| ITL | ").append(pair(s.itl())).append(" | ").append(pair(c.itl())).append(" | ")
-                .append(pair(c.benchItl())).append(" | The sidecar's ITL is token-weighted (a chunk of k tokens "
-                        + "after gap g is k samples of g/k, SGLang's method). The bench's ITL list is one sample per "
-                        + "SSE message after its first, pooled over all requests");
-        sb.append(prelude ? ": its first gap, from the role prelude to the first token, is the whole prefill, "
-                + "which fattens its tail." : ".").append(" The sidecar's raw chunk gaps "
-                        + "(`gen_ai_client_operation_time_per_output_chunk_seconds`: ").append(pair(s.chunkGap()))
-                .append("; client ").append(pair(c.chunkGap())).append(") are the bench's kind of ITL. |\n");
-        sb.append("| E2E / E2EL | ").append(pairS(s.e2e())).append(" | ").append(pairS(c.e2e())).append(" | ")
-                .append(pairS(c.benchE2el())).append(" | The sidecar stops at the last token-bearing chunk; the bench "
-                        + "at the last message it reads, which on the chat path is the usage-only chunk (usually well "
-                        + "under a millisecond later). Seconds. |\n");
+        t.row("TTFT", pair(s.ttft()), pair(c.ttft()), pair(c.benchTtft()), prelude
+                ? "The bench stops its TTFT clock at the first SSE message with a non-empty `choices`: this "
+                        + "engine sends a role-only chunk (`{\"role\":\"assistant\"}`) before its first token, so the "
+                        + "bench measures that prelude, not a token. Its TTFT is the sidecar's *time to first response "
+                        + "chunk* (`llm_sidecar_time_to_first_response_chunk_seconds`: " + pair(s.firstResponseChunk())
+                        + "). The sidecar waits for content, reasoning or a tool call."
+                : "Same stop event here (the first message with `choices` carried the first token). The bench's "
+                        + "t0 is just before its POST, the sidecar's when the request head reached it: the client's "
+                        + "figures include the hop to the sidecar. The sidecar's time to first response chunk: "
+                        + pair(s.firstResponseChunk()) + ".");
+        t.row("TPOT", pair(s.tpot()), pair(c.tpot()), pair(c.benchTpot()), "Same formula, (E2E − TTFT) ÷ (N − 1) with "
+                + "N from `usage`, one sample per request with N ≥ 2. The bench's E2EL ends at the usage-only chunk and "
+                + "its TTFT " + (prelude ? "at the role prelude, so its TPOT spreads the prefill over the tokens and "
+                        + "comes out larger." : "at the same chunk, so they agree to within the usage chunk's delay."));
+        t.row("ITL", pair(s.itl()), pair(c.itl()), pair(c.benchItl()), "The sidecar's ITL is token-weighted (a chunk of "
+                + "k tokens after gap g is k samples of g/k, SGLang's method). The bench's ITL list is one sample per "
+                + "SSE message after its first, pooled over all requests" + (prelude ? ": its first gap, from the role "
+                        + "prelude to the first token, is the whole prefill, which fattens its tail." : ".")
+                + " The sidecar's raw chunk gaps (`gen_ai_client_operation_time_per_output_chunk_seconds`: "
+                + pair(s.chunkGap()) + "; client " + pair(c.chunkGap()) + ") are the bench's kind of ITL.");
+        t.row("E2E / E2EL", pairS(s.e2e()), pairS(c.e2e()), pairS(c.benchE2el()), "The sidecar stops at the last "
+                + "token-bearing chunk; the bench at the last message it reads, which on the chat path is the "
+                + "usage-only chunk (usually well under a millisecond later). Seconds.");
         double clientSeconds = s.measuredSeconds() + s.drainSeconds();
-        sb.append(String.format(Locale.ROOT, "| throughput | %s req/s, %s output tok/s | — | %s req/s, %s output "
-                + "tok/s | The sidecar's: completions while the load was held ÷ that time. The bench divides "
-                + "everything it completed by its whole run, ramp-down included (here: the step's measured requests "
-                + "÷ measured + drain time). |%n", f3(s.throughput()), f3(s.outputTokensPerSecond()),
-                f3(c.ok() / clientSeconds), f3(c.outputTokens() / clientSeconds)));
+        t.row("throughput", f3(s.throughput()) + " req/s, " + f3(s.outputTokensPerSecond()) + " output tok/s", Fmt.NONE,
+                f3(c.ok() / clientSeconds) + " req/s, " + f3(c.outputTokens() / clientSeconds) + " output tok/s",
+                "The sidecar's: completions while the load was held ÷ that time. The bench divides everything it "
+                        + "completed by its whole run, ramp-down included (here: the step's measured requests ÷ "
+                        + "measured + drain time).");
         if (o.slo != null && s.slo() != null) {
-            sb.append(String.format(Locale.ROOT, "| goodput | share %s of all requests (%s) | — | — | The bench's "
-                    + "`--goodput ttft:… tpot:… e2el:…` counts good *completed* requests ÷ its duration: failed "
-                    + "requests drop out of it instead of counting as bad, and its TTFT is the one in the first "
-                    + "row. |%n", share(s.slo().share()), s.slo().source()));
+            t.row("goodput", "share " + share(s.slo().share()) + " of all requests (" + s.slo().source() + ")",
+                    Fmt.NONE, Fmt.NONE, "The bench's `--goodput ttft:… tpot:… e2el:…` counts good *completed* "
+                            + "requests ÷ its duration: failed requests drop out of it instead of counting as bad, and "
+                            + "its TTFT is the one in the first row.");
         }
-        sb.append('\n');
+        sb.append(t).append('\n');
         sb.append("Where the sidecar's column differs from the client's same-definition column, the difference is "
                 + "the bucket interpolation (see *Precision*) plus the client-to-sidecar hop; where the two client "
                 + "columns differ, it is the definitions.\n\n");
@@ -434,7 +422,7 @@ public final class Report {
         List<StepResult> steps = SweepAnalysis.sorted(r.steps());
         int pw = 400;
         int ph = 230;
-        Svg svg = new Svg(2 * (pw + 90), 2 * (ph + 85) + 40, "Latency vs achieved throughput (sidecar histograms, "
+        SvgChart svg = new SvgChart(2 * (pw + 90), 2 * (ph + 85) + 40, "Latency vs achieved throughput (sidecar histograms, "
                 + (o.mode == SweepOptions.Mode.OPEN ? "open loop" : "closed loop") + ")");
         double[] x = steps.stream().mapToDouble(StepResult::throughput).toArray();
         double xMax = 0;
@@ -464,18 +452,20 @@ public final class Report {
                 }
             }
             boolean log = hi / lo > 20;
-            Svg.Panel p = svg.new Panel(70 + col * (pw + 90), 60 + row * (ph + 85), pw, ph, 0, xMax * 1.05,
-                    lo, hi * 1.1, log, METRIC_NAMES[m] + (log ? " (log scale)" : ""), "achieved requests/s",
-                    METRIC_NAMES[m] + " (" + unit + ")");
+            String yLabel = METRIC_NAMES[m] + " (" + unit + ")";
+            SvgChart.Panel p = svg.panel(70 + col * (pw + 90), 60 + row * (ph + 85), pw, ph,
+                    Axis.linear(0, xMax * 1.05, "achieved requests/s"),
+                    log ? Axis.log(lo, hi * 1.1, yLabel) : Axis.linear(lo, hi * 1.1, yLabel),
+                    METRIC_NAMES[m] + (log ? " (log scale)" : ""));
             String[] names = {"p50", "p95", "p99"};
             for (int k = 0; k < 3; k++) {
-                p.series(x, ys[k], Svg.COLORS[k], names[k], false);
+                p.series(x, ys[k], SvgChart.COLORS[k], names[k], false);
             }
             for (int i = 0; i < steps.size(); i++) {
                 p.note(x[i], ys[0][i], o.formatLoad(steps.get(i).load()));
             }
             if (!Double.isNaN(thresholds[m]) && thresholds[m] > 0) {
-                p.horizontal(thresholds[m] * scale, "#2ca02c", "SLO " + Svg.num(thresholds[m] * scale) + " " + unit);
+                p.horizontal(thresholds[m] * scale, "#2ca02c", "SLO " + SvgChart.tick(thresholds[m] * scale) + " " + unit);
             }
             if (r.knee().found()) {
                 p.vertical(steps.get(r.knee().step()).throughput(), "#d62728", "knee " + o.formatLoad(r.knee().load()),
@@ -488,7 +478,7 @@ public final class Report {
         }
         svg.text(70, 2 * (ph + 85) + 30, "Point labels: offered load (" + o.loadUnit() + "). Percentiles interpolated "
                 + "in the sidecar's buckets, as histogram_quantile does.", "start", 10, "#555");
-        return svg.done();
+        return svg.toSvg();
     }
 
     static String loadSvg(SweepResult r) {
@@ -497,7 +487,7 @@ public final class Report {
         int pw = 280;
         int ph = 220;
         int panels = o.slo != null ? 3 : 2;
-        Svg svg = new Svg(panels * (pw + 90) + 10, ph + 130, "Throughput and SLO share vs offered load");
+        SvgChart svg = new SvgChart(panels * (pw + 90) + 10, ph + 130, "Throughput and SLO share vs offered load");
         double[] x = steps.stream().mapToDouble(StepResult::load).toArray();
         double xMax = x.length == 0 ? 1 : x[x.length - 1];
         double[] rps = steps.stream().mapToDouble(StepResult::throughput).toArray();
@@ -505,42 +495,39 @@ public final class Report {
         double[] tok = steps.stream().mapToDouble(StepResult::outputTokensPerSecond).toArray();
         double xMin = x.length == 0 ? 1 : x[0];
         boolean logX = xMin > 0 && xMax / xMin >= 8 && medianRatio(x) >= 1.5; // geometric steps: 1, 2, 4 ...
-        double[] xTicks = logX ? x : null;
-        double lo = logX ? xMin / 1.3 : 0;
-        double hi = logX ? xMax * 1.3 : xMax * 1.05;
         String xLabel = "offered load (" + o.loadUnit() + (logX ? ", log scale" : "") + ")";
+        Axis xAxis = logX ? Axis.log(xMin / 1.3, xMax * 1.3, x, xLabel) : Axis.linear(0, xMax * 1.05, xLabel);
         double rpsMax = max(rps);
         if (o.mode == SweepOptions.Mode.OPEN) {
             rpsMax = Math.max(rpsMax, xMax);
         }
-        Svg.Panel a = svg.new Panel(70, 60, pw, ph, lo, hi, xTicks, 0, rpsMax * 1.1, false, "requests/s", xLabel,
-                "requests/s");
-        a.series(x, rps, Svg.COLORS[0], "achieved", false);
+        SvgChart.Panel a = svg.panel(70, 60, pw, ph, xAxis, Axis.linear(0, rpsMax * 1.1, "requests/s"), "requests/s");
+        a.series(x, rps, SvgChart.COLORS[0], "achieved", false);
         if (o.slo != null) {
-            a.series(x, good, Svg.COLORS[3], "good (meeting the SLO)", false);
+            a.series(x, good, SvgChart.COLORS[3], "good (meeting the SLO)", false);
         }
         if (o.mode == SweepOptions.Mode.OPEN) {
             a.series(x, x, "#999", "offered", true);
         }
         markKneeAndGoodput(r, a, steps);
-        Svg.Panel b = svg.new Panel(70 + (pw + 90), 60, pw, ph, lo, hi, xTicks, 0, max(tok) * 1.1, false,
-                "output tokens/s", xLabel, "output tokens/s");
-        b.series(x, tok, Svg.COLORS[1], "achieved", false);
+        SvgChart.Panel b = svg.panel(70 + (pw + 90), 60, pw, ph, xAxis, Axis.linear(0, max(tok) * 1.1,
+                "output tokens/s"), "output tokens/s");
+        b.series(x, tok, SvgChart.COLORS[1], "achieved", false);
         markKneeAndGoodput(r, b, steps);
         if (o.slo != null) {
             double[] share = steps.stream().mapToDouble(s -> s.slo() == null ? Double.NaN : s.slo().share()).toArray();
-            Svg.Panel c = svg.new Panel(70 + 2 * (pw + 90), 60, pw, ph, lo, hi, xTicks, 0, 1, false,
-                    "share of requests meeting the SLO", xLabel, "share").legendAtBottom();
-            c.series(x, share, Svg.COLORS[3], "share (" + (o.sloObjective != null ? "sidecar counters"
+            SvgChart.Panel c = svg.panel(70 + 2 * (pw + 90), 60, pw, ph, xAxis, Axis.linear(0, 1, "share"),
+                    "share of requests meeting the SLO").legendAtBottom();
+            c.series(x, share, SvgChart.COLORS[3], "share (" + (o.sloObjective != null ? "sidecar counters"
                     : "histograms") + ")", false);
             c.horizontal(o.slo.target(), "#d62728", "target " + SloSpec.fmt(o.slo.target()));
             markKneeAndGoodput(r, c, steps);
         }
         svg.text(70, ph + 120, o.slo != null ? "SLO: " + o.slo.describe() : "No SLO given.", "start", 10, "#555");
-        return svg.done();
+        return svg.toSvg();
     }
 
-    private static void markKneeAndGoodput(SweepResult r, Svg.Panel p, List<StepResult> steps) {
+    private static void markKneeAndGoodput(SweepResult r, SvgChart.Panel p, List<StepResult> steps) {
         if (r.knee().found()) {
             p.vertical(r.knee().load(), "#d62728", "knee", false);
         }
@@ -696,58 +683,46 @@ public final class Report {
 
     // ---- formatting ----
 
-    /** Seconds as milliseconds, 3 significant digits, "—" for NaN. */
+    /** Seconds as milliseconds, 3 significant digits, Fmt.NONE for NaN. */
     static String ms(double seconds) {
-        return Double.isNaN(seconds) ? "—" : f3(seconds * 1000) + " ms";
+        return Double.isNaN(seconds) ? Fmt.NONE : f3(seconds * 1000) + " ms";
     }
 
-    /** 3 significant digits (no exponent), "—" for NaN. */
+    /** 3 significant digits (no exponent), Fmt.NONE for NaN. */
     static String f3(double v) {
-        if (Double.isNaN(v)) {
-            return "—";
-        }
-        if (Double.isInfinite(v)) {
-            return v > 0 ? "+Inf" : "-Inf";
-        }
-        if (v == 0) {
-            return "0";
-        }
-        if (Math.abs(v) >= 1000) {
-            return String.format(Locale.ROOT, "%.0f", v);
-        }
-        return new BigDecimal(v).round(new MathContext(3)).stripTrailingZeros().toPlainString();
+        return Fmt.sig(v, 3);
     }
 
     private static String triple(StepResult.Latency l, double scale) {
         if (l.count() == 0) {
-            return "—";
+            return Fmt.NONE;
         }
         return f3(l.p50() * scale) + " / " + f3(l.p95() * scale) + " / " + f3(l.p99() * scale);
     }
 
     private static String pair(StepResult.Latency l) {
-        return l.count() == 0 ? "—" : f3(l.p50() * 1000) + " · " + f3(l.p99() * 1000);
+        return l.count() == 0 ? Fmt.NONE : f3(l.p50() * 1000) + " · " + f3(l.p99() * 1000);
     }
 
     private static String pair(ClientSummary.Dist d) {
-        return d.count() == 0 ? "—" : f3(d.p50() * 1000) + " · " + f3(d.p99() * 1000);
+        return d.count() == 0 ? Fmt.NONE : f3(d.p50() * 1000) + " · " + f3(d.p99() * 1000);
     }
 
     private static String pairS(StepResult.Latency l) {
-        return l.count() == 0 ? "—" : f3(l.p50()) + " · " + f3(l.p99());
+        return l.count() == 0 ? Fmt.NONE : f3(l.p50()) + " · " + f3(l.p99());
     }
 
     private static String pairS(ClientSummary.Dist d) {
-        return d.count() == 0 ? "—" : f3(d.p50()) + " · " + f3(d.p99());
+        return d.count() == 0 ? Fmt.NONE : f3(d.p50()) + " · " + f3(d.p99());
     }
 
     private static String share(double v) {
-        return Double.isNaN(v) ? "—" : String.format(Locale.ROOT, "%.3f", v);
+        return Fmt.fixed(v, 3);
     }
 
     private static String outcomes(Map<String, Double> byOutcome) {
         if (byOutcome.isEmpty()) {
-            return "—";
+            return Fmt.NONE;
         }
         List<String> parts = new ArrayList<>();
         byOutcome.forEach((k, v) -> parts.add(k + " " + f3(v)));

@@ -1,11 +1,17 @@
 package dev.llmsidecar.sweep;
 
 import dev.llmsidecar.export.contract.CumulativeHistogram;
+import dev.llmsidecar.load.ClosedLoop;
+import dev.llmsidecar.load.LoadClient;
+import dev.llmsidecar.load.OpenLoop;
+import dev.llmsidecar.load.PoissonArrivals;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.RequestOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
@@ -23,14 +29,14 @@ import java.util.Locale;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 
 /**
  * Runs a sweep: a preflight request, then one step per offered load, each read from the sidecar's metrics (see
- * {@link StepResult}). The client runs on one Vert.x context; the steps are sequenced from the calling thread, and
- * open-loop arrivals come from a thread of their own that sleeps until each Poisson arrival time.
+ * {@link StepResult}). The client ({@link LoadClient}, each response read by a {@link RecordReader}) runs on one
+ * Vert.x context; the steps are sequenced from the calling thread; the load is an {@link OpenLoop} of Poisson arrivals
+ * or a {@link ClosedLoop}.
  */
 public final class Sweep {
 
@@ -41,6 +47,8 @@ public final class Sweep {
     private final List<String> warnings = new ArrayList<>();
     private Context context;
     private LoadClient client;
+    /** --url's path prefix and --path. */
+    private String requestPath;
 
     private Sweep(SweepOptions options, Vertx vertx, PrintStream log) {
         this.o = options;
@@ -53,12 +61,11 @@ public final class Sweep {
         return new Sweep(options, vertx, log).run();
     }
 
-    /** Everything one step's load needs, confined to the client's context (except {@link #stopArrivals}). */
+    /** Everything one step's load needs, confined to the client's context. */
     private static final class StepState {
         final RequestShapes shapes;
         final Random promptRandom;
         final List<RequestRecord> records = new ArrayList<>();
-        final AtomicBoolean stopArrivals = new AtomicBoolean();
         boolean measuring;
         boolean stopped;
         int measuredSent;
@@ -77,9 +84,13 @@ public final class Sweep {
                 : RequestShapes.trace(RequestShapes.readTrace(o.trace), o.trace.getFileName().toString());
         int connections = o.mode == SweepOptions.Mode.OPEN ? o.maxInFlight
                 : (int) Arrays.stream(o.loads).max().orElse(1);
+        if (!"http".equals(o.url.getScheme())) {
+            throw new IllegalArgumentException("--url must be http://host:port (the sidecar's proxy port): " + o.url);
+        }
+        requestPath = (o.url.getRawPath() == null ? "" : o.url.getRawPath().replaceAll("/+$", "")) + o.path;
         context = vertx.getOrCreateContext();
-        client = new LoadClient(vertx, context, o.url, o.path, o.headers, Math.max(1, connections),
-                (long) (o.requestTimeoutSeconds * 1000));
+        client = new LoadClient(vertx, context, o.url.getHost(), o.url.getPort() > 0 ? o.url.getPort() : 80,
+                connections);
         List<StepResult> steps = new ArrayList<>();
         SidecarScrape last;
         try {
@@ -153,7 +164,7 @@ public final class Sweep {
         }
         StepState st = new StepState(RequestShapes.of(new LengthDistribution.Fixed(16),
                 new LengthDistribution.Fixed(4), o.seed), new Random(o.seed));
-        RequestRecord r = await(onContext(() -> client.send(body(st.shapes.next(), st.promptRandom), false)));
+        RequestRecord r = await(onContext(() -> send(body(st.shapes.next(), st.promptRandom), false)));
         if (!r.ok()) {
             throw new IllegalStateException("the first request through " + o.url + o.path + " failed: " + r.error()
                     + " (model " + o.model + ")");
@@ -181,16 +192,18 @@ public final class Sweep {
         long t0 = System.nanoTime();
         long warmEnd = t0 + (long) (o.warmupSeconds * 1e9);
         long hardEnd = warmEnd + (long) (o.stepSeconds * 1e9);
-        Thread arrivals = null;
+        OpenLoop arrivals = null;
         if (o.mode == SweepOptions.Mode.OPEN) {
-            arrivals = arrivalThread(st, arrivals(o, i), t0, hardEnd);
-            arrivals.start();
+            arrivals = OpenLoop.start(context, arrivals(o, i)::nextNanos, t0, hardEnd - t0, () -> sendOne(st, true),
+                    "sweep-arrivals");
         } else {
+            // after a failed request a stream waits 100 ms: a failing target is not hammered
             int streams = (int) Math.round(load);
             await(onContext(() -> {
-                for (int c = 0; c < streams; c++) {
-                    worker(st);
-                }
+                ClosedLoop.start(vertx, streams, 0, 100, () -> {
+                    Future<RequestRecord> f = sendOne(st, false);
+                    return f == null ? null : f.map(RequestRecord::ok);
+                });
                 return Future.succeededFuture();
             }));
         }
@@ -210,7 +223,9 @@ public final class Sweep {
         }
         long te = System.nanoTime();
         SidecarScrape end = scrape();
-        st.stopArrivals.set(true);
+        if (arrivals != null) {
+            arrivals.stop();
+        }
         await(onContext(() -> {
             st.stopped = true;
             return Future.succeededFuture();
@@ -245,41 +260,6 @@ public final class Sweep {
                 (te - tb) / 1e9, (drained - te) / 1e9, cs);
     }
 
-    /** Sleeps until each Poisson arrival and hands it to the client's context; stops at {@code end} or when told. */
-    private Thread arrivalThread(StepState st, PoissonArrivals arrivals, long t0, long end) {
-        Thread t = new Thread(() -> {
-            while (!st.stopArrivals.get()) {
-                long at = t0 + arrivals.nextNanos();
-                if (at >= end) {
-                    return;
-                }
-                long wait;
-                while ((wait = at - System.nanoTime()) > 0 && !st.stopArrivals.get()) {
-                    LockSupport.parkNanos(Math.min(wait, 50_000_000L));
-                }
-                if (!st.stopArrivals.get()) {
-                    context.runOnContext(v -> sendOne(st, true));
-                }
-            }
-        }, "sweep-arrivals");
-        t.setDaemon(true);
-        return t;
-    }
-
-    /** Closed loop: one stream, sending its next request when its last one ended (after a failure, 100 ms later). */
-    private void worker(StepState st) {
-        Future<RequestRecord> f = sendOne(st, false);
-        if (f != null) {
-            f.onComplete(ar -> {
-                if (ar.result().ok()) {
-                    worker(st);
-                } else {
-                    vertx.setTimer(100, id -> worker(st));
-                }
-            });
-        }
-    }
-
     /** Sends one request unless the step stopped (or, open loop, too many are open); null when none was sent. */
     private Future<RequestRecord> sendOne(StepState st, boolean open) {
         if (st.stopped) {
@@ -299,12 +279,21 @@ public final class Sweep {
         if (measured) {
             st.measuredSent++;
         }
-        Future<RequestRecord> f = client.send(body(st.shapes.next(), st.promptRandom), measured);
+        Future<RequestRecord> f = send(body(st.shapes.next(), st.promptRandom), measured);
         return f.onSuccess(r -> {
             if (r.measured()) {
                 st.records.add(r);
             }
         });
+    }
+
+    /** One streaming request through --url; on the client's context. */
+    private Future<RequestRecord> send(Buffer body, boolean measured) {
+        RequestOptions options = new RequestOptions().setMethod(HttpMethod.POST).setURI(requestPath)
+                .setIdleTimeout((long) (o.requestTimeoutSeconds * 1000)).putHeader("content-type", "application/json")
+                .putHeader("accept", "text/event-stream");
+        o.headers.forEach(options::putHeader);
+        return client.send(options, body, new RecordReader(measured));
     }
 
     /** A streaming request of the given shape (see {@link PromptBuilder}). */

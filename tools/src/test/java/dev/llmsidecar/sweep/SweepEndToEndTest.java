@@ -3,6 +3,7 @@ package dev.llmsidecar.sweep;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.llmsidecar.load.PoissonArrivals;
 import dev.llmsidecar.sim.EngineBehaviour;
 import dev.llmsidecar.support.ProxyFixture;
 import io.vertx.core.Vertx;

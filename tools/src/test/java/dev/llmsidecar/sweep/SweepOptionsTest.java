@@ -93,4 +93,11 @@ class SweepOptionsTest {
                 .isEqualTo(2);
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("--model is required");
     }
+
+    @Test
+    void eachStepDrawsItsArrivalsFromItsOwnSeed() {
+        SweepOptions o = SweepOptions.parse("--model", "m", "--rates", "5,10");
+        assertThat(Sweep.arrivals(o, 1).nextNanos()).isEqualTo(Sweep.arrivals(o, 1).nextNanos());
+        assertThat(Sweep.arrivals(o, 0).nextNanos()).isNotEqualTo(Sweep.arrivals(o, 1).nextNanos());
+    }
 }

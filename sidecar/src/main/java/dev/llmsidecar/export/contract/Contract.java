@@ -254,6 +254,11 @@ public final class Contract {
             "{token}", "Draft tokens the target model accepted since the engine started");
     public static final Series ENGINE_SCRAPES = counter("llm_sidecar.engine.scrapes", "{scrape}",
             "Scrapes of the engine's metrics endpoint by result", RESULT);
+    public static final Series ENGINE_SCRAPE_AGE = gauge("llm_sidecar.engine.scrape_age", "s",
+            "Time since the engine's metrics were last read successfully: the age of the engine gauges (NaN before "
+                    + "the first)");
+    public static final Series ENGINE_MODEL_PROBES = counter("llm_sidecar.engine.model_probes", "{probe}",
+            "Requests for the engine's served models (sidecar.engine.models-url) by result", RESULT);
     public static final Series ENGINE_READY = gauge("llm_sidecar.engine.ready", "1",
             "1 when the engine's health endpoint answered 2xx at the last probe, else 0");
     public static final Series ENGINE_STARTED = gauge("llm_sidecar.engine.started", "1",

@@ -17,8 +17,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * from a stream it did not edit: until one has completed it does not inject ({@code learning}); if the engine sends
  * usage, token counts or usage members unprompted, it never injects (nothing to gain, and nothing it could remove
  * exactly); if an injected stream shows that include_usage changed more than it adds, or that the engine frames
- * streams with Content-Length, it stops injecting for that key. Compression is learned the same way: a client that
- * accepts a compressed response is injected only once the engine has been seen to answer such a client uncompressed.
+ * streams with Content-Length, it stops injecting for that key; likewise when the engine refused the injected request
+ * (400 or 422: a server that forbids members it does not know) and then served the client's own. Compression is
+ * learned the same way: a client that accepts a compressed response is injected only once the engine has been seen to
+ * answer such a client uncompressed.
  * State is a few booleans per key, keys are bounded by the model-label cap; calls come from every event loop.
  */
 public final class IncludeUsagePolicy {
@@ -40,7 +42,9 @@ public final class IncludeUsagePolicy {
         /** The engine frames its streams with Content-Length. */
         CONTENT_LENGTH("content_length"),
         /** The client accepts compressed responses and the engine compresses (or may). */
-        COMPRESSION("compression");
+        COMPRESSION("compression"),
+        /** The engine refused a request with stream_options (400 or 422) and served the client's own. */
+        ENGINE_REJECTS("engine_rejects");
 
         public final String label;
 
@@ -56,11 +60,33 @@ public final class IncludeUsagePolicy {
      */
     public enum UsageKept {
         /** The usage chunk carried members the stream's other chunks did not (see {@link UsageSkip#LAYOUT}). */
-        LAYOUT("layout");
+        LAYOUT("layout"),
+        /**
+         * A usage member in a chunk that stayed could not be cut exactly: its name written with escapes, or its object
+         * spread over data lines with another kind of line among them.
+         */
+        MEMBER("member");
 
         public final String label;
 
         UsageKept(String label) {
+            this.label = label;
+        }
+    }
+
+    /**
+     * Why the client's own request was sent in place of the one with include_usage turned on, before a byte of the
+     * answer was forwarded.
+     */
+    public enum Resend {
+        /** The engine compressed the answer although asked for identity. */
+        COMPRESSED("compressed_after_injection"),
+        /** The engine refused the injected request with 400 or 422. */
+        REJECTED("injection_rejected");
+
+        public final String label;
+
+        Resend(String label) {
             this.label = label;
         }
     }
@@ -90,8 +116,8 @@ public final class IncludeUsagePolicy {
      * @param compressesUnasked the engine compressed a stream for a client that did not accept it
      */
     private record Layout(boolean known, boolean reportsUsage, boolean altered, boolean lengthFramed,
-            Compresses compresses, boolean compressesUnasked) {
-        static final Layout UNKNOWN = new Layout(false, false, false, false, Compresses.UNKNOWN, false);
+            Compresses compresses, boolean compressesUnasked, boolean rejects) {
+        static final Layout UNKNOWN = new Layout(false, false, false, false, Compresses.UNKNOWN, false, false);
     }
 
     /**
@@ -143,6 +169,9 @@ public final class IncludeUsagePolicy {
         if (layout.reportsUsage) {
             return UsageSkip.ENGINE_REPORTS_USAGE;
         }
+        if (layout.rejects) {
+            return UsageSkip.ENGINE_REJECTS;
+        }
         if (layout.altered) {
             return UsageSkip.LAYOUT;
         }
@@ -174,7 +203,7 @@ public final class IncludeUsagePolicy {
     }
 
     private static UsageKept kept(Observation o) {
-        return o.report().layoutDiffers() ? UsageKept.LAYOUT : null;
+        return o.report().layoutDiffers() ? UsageKept.LAYOUT : o.report().membersKept() > 0 ? UsageKept.MEMBER : null;
     }
 
     /**
@@ -185,7 +214,21 @@ public final class IncludeUsagePolicy {
         if (layouts.size() < MAX_LAYOUTS || layouts.containsKey(key)) {
             layouts.compute(key, (k, old) -> {
                 Layout l = old == null ? Layout.UNKNOWN : old;
-                return new Layout(l.known, l.reportsUsage, l.altered, l.lengthFramed, Compresses.YES, true);
+                return new Layout(l.known, l.reportsUsage, l.altered, l.lengthFramed, Compresses.YES, true, l.rejects);
+            });
+        }
+    }
+
+    /**
+     * The engine refused a request the sidecar had turned include_usage on for (400 or 422), then served the client's
+     * own: it forbids stream_options, so the sidecar does not inject for this key again.
+     */
+    public void injectionRejected(String key) {
+        if (layouts.size() < MAX_LAYOUTS || layouts.containsKey(key)) {
+            layouts.compute(key, (k, old) -> {
+                Layout l = old == null ? Layout.UNKNOWN : old;
+                return new Layout(l.known, l.reportsUsage, l.altered, l.lengthFramed, l.compresses,
+                        l.compressesUnasked, true);
             });
         }
     }
@@ -199,10 +242,11 @@ public final class IncludeUsagePolicy {
         }
         boolean unasked = l.compressesUnasked || (o.compressed() && !o.acceptedCompression());
         if (o.injected()) {
-            return new Layout(l.known, l.reportsUsage, l.altered || o.report().layoutDiffers(),
-                    l.lengthFramed || o.lengthFramed(), compresses, unasked);
+            return new Layout(l.known, l.reportsUsage, l.altered || kept(o) != null,
+                    l.lengthFramed || o.lengthFramed(), compresses, unasked, l.rejects);
         }
         boolean unprompted = o.report().usageMembers() || o.report().tokenCounts();
-        return new Layout(true, l.reportsUsage || unprompted, l.altered, o.lengthFramed(), compresses, unasked);
+        return new Layout(true, l.reportsUsage || unprompted, l.altered, o.lengthFramed(), compresses, unasked,
+                l.rejects);
     }
 }

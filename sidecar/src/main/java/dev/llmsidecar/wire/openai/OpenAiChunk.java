@@ -15,9 +15,11 @@ import dev.llmsidecar.wire.Usage;
  * @param usage the usage object, or null when absent or null
  * @param error the object has an {@code error} member
  * @param serverTimings vLLM {@code metrics} / llama.cpp {@code timings}, or null
+ * @param usageMember the object has a top-level {@code usage} member, of any value ({@code "usage":null} too)
  */
 public record OpenAiChunk(boolean choicesPresent, boolean choicesEmpty, boolean carriesContent,
-        boolean carriesReasoning, String finishReason, Usage usage, boolean error, ServerTimings serverTimings) {
+        boolean carriesReasoning, String finishReason, Usage usage, boolean error, ServerTimings serverTimings,
+        boolean usageMember) {
 
     /** The first-token predicate: content, reasoning or tool-call text. Role-only and empty deltas are not tokens. */
     public boolean carriesToken() {

@@ -53,6 +53,7 @@ public final class OpenAiChunkParser {
                 switch (name) {
                     case "choices" -> readChoices(p, value, s);
                     case "usage" -> {
+                        s.usageMember = true;
                         s.usage = value == JsonToken.START_OBJECT ? readUsage(p) : null;
                         p.skipChildren(); // a usage of another type (an array) says nothing
                     }
@@ -70,7 +71,7 @@ public final class OpenAiChunkParser {
                 return null;
             }
             return new OpenAiChunk(s.choicesPresent, s.choicesEmpty, s.content, s.reasoning, s.finishReason,
-                    s.usage != null ? s.usage : s.timingsUsage, s.error, s.timings);
+                    s.usage != null ? s.usage : s.timingsUsage, s.error, s.timings, s.usageMember);
         } catch (IOException | RuntimeException e) {
             return null;
         }
@@ -83,6 +84,7 @@ public final class OpenAiChunkParser {
         boolean reasoning;
         String finishReason;
         Usage usage;
+        boolean usageMember;
         boolean error;
         ServerTimings timings;
         Usage timingsUsage;

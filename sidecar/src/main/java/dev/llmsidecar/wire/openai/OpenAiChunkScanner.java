@@ -15,11 +15,11 @@ import dev.llmsidecar.wire.Usage;
 final class OpenAiChunkScanner {
 
     /** Returned when the scanner is not sure: parse with Jackson. */
-    static final OpenAiChunk BAIL = new OpenAiChunk(false, false, false, false, null, null, false, null);
+    static final OpenAiChunk BAIL = new OpenAiChunk(false, false, false, false, null, null, false, null, false);
 
-    private static final OpenAiChunk CONTENT = new OpenAiChunk(true, false, true, false, null, null, false, null);
-    private static final OpenAiChunk REASONING = new OpenAiChunk(true, false, false, true, null, null, false, null);
-    private static final OpenAiChunk EMPTY_DELTA = new OpenAiChunk(true, false, false, false, null, null, false, null);
+    private static final OpenAiChunk CONTENT = new OpenAiChunk(true, false, true, false, null, null, false, null, false);
+    private static final OpenAiChunk REASONING = new OpenAiChunk(true, false, false, true, null, null, false, null, false);
+    private static final OpenAiChunk EMPTY_DELTA = new OpenAiChunk(true, false, false, false, null, null, false, null, false);
 
     private static final byte[] CHOICES = ascii("choices");
     private static final byte[] USAGE = ascii("usage");
@@ -77,6 +77,7 @@ final class OpenAiChunkScanner {
     private boolean reasoning;
     private String finishReason;
     private Usage usage;
+    private boolean usageMember;
     private boolean error;
 
     private OpenAiChunkScanner(byte[] b, int offset, int length) {
@@ -108,6 +109,7 @@ final class OpenAiChunkScanner {
                 if (is(name, CHOICES)) {
                     choices();
                 } else if (is(name, USAGE)) {
+                    usageMember = true;
                     usage = peekNonWs() == '{' ? usageObject() : skipValueReturningNull();
                 } else if (is(name, METRICS) || is(name, TIMINGS)) {
                     if (peekNonWs() == '{') {
@@ -126,7 +128,7 @@ final class OpenAiChunkScanner {
             }
         }
         // bytes after the object are not read, as with Jackson
-        if (!error && usage == null && finishReason == null && choicesPresent && !choicesEmpty) {
+        if (!error && !usageMember && finishReason == null && choicesPresent && !choicesEmpty) {
             if (content && !reasoning) {
                 return CONTENT;
             }
@@ -137,7 +139,8 @@ final class OpenAiChunkScanner {
                 return EMPTY_DELTA;
             }
         }
-        return new OpenAiChunk(choicesPresent, choicesEmpty, content, reasoning, finishReason, usage, error, null);
+        return new OpenAiChunk(choicesPresent, choicesEmpty, content, reasoning, finishReason, usage, error, null,
+                usageMember);
     }
 
     private void choices() {

@@ -6,45 +6,64 @@ import dev.llmsidecar.wire.StreamDecoder;
 import dev.llmsidecar.wire.TokenEventSink;
 import dev.llmsidecar.wire.UsageHandling;
 import dev.llmsidecar.wire.UsageReport;
-import io.vertx.core.buffer.Buffer;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.util.ByteProcessor;
 import java.util.Arrays;
 import java.util.Set;
 
 /**
  * OpenAI chat/completions streaming (SSE, {@code data: {...}} chunks, {@code data: [DONE]}).
  *
- * <p>{@link UsageHandling#PASS} and {@link UsageHandling#OBSERVE}: every read is forwarded as is, at once.
+ * <p>One pass per read: the SSE splitter frames the bytes where they lie, each complete event's data is read once by
+ * the chunk parser, and that reading also tells whether include_usage left anything in it to remove. Only an event
+ * that holds a usage member besides a usage-only chunk (OpenAI's {@code "usage":null} on every chunk, a usage merged
+ * into the final chunk) is read a second time, by {@link UsageMemberFinder}, for the exact bytes to cut.
+ *
+ * <p>{@link UsageHandling#PASS} and {@link UsageHandling#OBSERVE}: every read is forwarded as is, at once. OBSERVE
+ * (a stream the sidecar learns an engine's layout from, rare) also runs the finder over every byte, so that a usage
+ * member the engine sends on its own is seen even in an event too large to read.
  * {@link UsageHandling#REMOVE} (the sidecar turned include_usage on): every trace of it is removed, to the byte —
- * usage-only chunks ({@code "choices":[]}) whole, and usage members of chunks that stay (OpenAI's
- * {@code "usage":null} on every chunk, a usage merged into the final chunk) with their separating comma. Complete
- * events are forwarded at once; an incomplete one is held until its terminating empty line (an SSE client cannot act
- * on it before that either) while it is no larger than {@code maxHeldEventBytes} (its line bytes, as the splitter
- * counts them: line ends come on top), because it may be a usage-only chunk. A larger event cannot be one: it streams
- * on, and only the few bytes of a member whose name is still being read wait ({@link UsageMemberFinder}).
+ * usage-only chunks ({@code "choices":[]}) whole, and usage members of chunks that stay with their separating comma.
+ * Complete events are forwarded at once, as slices of the read (nothing is copied; a read with nothing to remove is
+ * forwarded itself); an incomplete one is held (copied) until its terminating empty line (an SSE client cannot act on
+ * it before that either) while it is no larger than {@code maxHeldEventBytes} (its line bytes, as the splitter counts
+ * them: line ends come on top), because it may be a usage-only chunk. A larger event cannot be one: it streams on, read
+ * by the finder as it passes, and only the few bytes of a member whose name is still being read wait.
  */
 public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.Listener, UsageMemberFinder.Listener {
 
-    private static final Buffer EMPTY = Buffer.buffer(0);
     /** Members every chunk may carry besides those of the first chunk (the usage chunk has no choices). */
     private static final Set<String> USAGE_CHUNK_OWN = Set.of("usage", "choices");
+    private static final byte[] NONE = new byte[0];
 
     private final TokenEventSink sink;
     private final OpenAiChunkParser parser;
     private final SseEventSplitter splitter;
     private final UsageHandling usage;
-    private final UsageMemberFinder finder;
     private final ResponseModelProbe model;
 
     private long nanos;
 
-    // REMOVE: bytes received but not yet forwarded, from stream offset heldStart, and the ranges to leave out
-    private Buffer held;
+    // REMOVE: bytes received but not forwarded: a copy of those of earlier reads from heldStart, then the read being
+    // fed from currentStart; and the ranges to leave out ([from, to) pairs, sorted by from)
+    private byte[] held = NONE;
     private long heldStart;
-    private long[] cuts = new long[8];  // [from, to) pairs, sorted by from
+    private ByteBuf current;
+    private long currentStart;
+    private long[] cuts;
     private int cutPairs;
     private long lastDroppedEventEnd = -1;
+    // created when an event needs it: one with a usage member to cut, or one too large to hold
+    private UsageMemberFinder finder;
+    private boolean finderStreaming;   // the finder follows an event too large to hold as its bytes come
+    private boolean broken;             // a fault in decoding: the rest of the stream passes as it comes
+    private long finderFedTo;
+    private int eventMembersFound;
 
     private int chunksRemoved;
+    private int membersRemoved;
+    private int membersKept;
     private boolean usageMembers;
     private boolean tokenCounts;
     private boolean layoutDiffers;
@@ -56,78 +75,91 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
         this.usage = usage;
         this.model = parser.responseModelProbe();
         this.splitter = new SseEventSplitter(this, maxHeldBytes);
-        this.finder = usage == UsageHandling.PASS ? null : new UsageMemberFinder(this);
     }
 
     @Override
-    public Buffer onChunk(Buffer chunk, long nanos) {
+    public ByteBuf onChunk(ByteBuf chunk, long nanos) {
         this.nanos = nanos;
+        if (broken) {
+            return chunk;
+        }
         if (usage != UsageHandling.REMOVE) {
-            if (finder != null) {
-                feedFinder(chunk);
+            try {
+                if (usage == UsageHandling.OBSERVE) {
+                    chunk.forEachByte(finder());
+                }
+                splitter.feed(chunk);
+            } catch (RuntimeException e) {
+                fault();
             }
-            splitter.feed(chunk);
             return chunk;
         }
-        long chunkStart = splitter.offset();
-        boolean heldIsChunk = held == null;
-        if (heldIsChunk) {
-            held = chunk;
-            heldStart = chunkStart;
-        } else {
-            held = Buffer.buffer(held.length() + chunk.length()).appendBuffer(held).appendBuffer(chunk);
+        current = chunk;
+        currentStart = splitter.offset();
+        long end = currentStart + chunk.readableBytes();
+        try {
+            long limit;
+            try {
+                splitter.feed(chunk);
+                limit = splitter.lastBoundary();
+                if (splitter.incompleteEventOversize()) {
+                    // too large to be a usage-only chunk: it streams on, but for a member whose range is undecided
+                    followOversizeEvent(limit, end);
+                    limit = Math.min(end, finder.decidedUpTo());
+                }
+            } catch (RuntimeException e) {
+                fault();
+                cutPairs = 0;
+                return forwardUpTo(end, end);
+            }
+            return forwardUpTo(limit, end);
+        } finally {
+            current = null;
         }
-        feedFinder(chunk);
-        splitter.feed(chunk);
-        long end = splitter.offset();
-        // an incomplete event that may still be a usage-only chunk waits for its end: one the splitter will read
-        // (not oversize by its count of line bytes; counting line ends too forwarded part of one it then removed)
-        long limit = splitter.incompleteEventOversize() ? end : splitter.lastBoundary();
-        limit = Math.min(limit, finder.decidedUpTo());
-        if (heldIsChunk && cutPairs == 0 && limit == end) {
-            held = null; // the common case: the received buffer itself
-            heldStart = end;
-            return chunk;
-        }
-        return forwardUpTo(limit);
     }
 
-    private void feedFinder(Buffer chunk) {
-        chunk.getByteBuf().forEachByte(finder);
+    /**
+     * A fault in the decoding itself (none is known; the fuzzers look for them): the stream is not decoded further,
+     * what was held and every later byte go to the client as they came, and the stream counts as one whose usage
+     * could not be removed, so include_usage is not turned on for the model again.
+     */
+    private void fault() {
+        broken = true;
+        membersKept++;
+        sink.onUndecodable();
     }
 
     @Override
-    public Buffer onEnd(long nanos) {
+    public ByteBuf onEnd(long nanos) {
         this.nanos = nanos;
         return releaseHeld();
     }
 
     @Override
-    public Buffer releaseHeld() {
-        if (held == null) {
-            return EMPTY;
-        }
-        return forwardUpTo(heldStart + held.length());
-    }
-
-    @Override
-    public boolean keepsChunks() {
-        return usage == UsageHandling.REMOVE;
+    public ByteBuf releaseHeld() {
+        long end = heldStart + held.length;
+        currentStart = end;
+        return forwardUpTo(end, end);
     }
 
     @Override
     public UsageReport usageReport() {
-        int found = finder == null ? 0 : finder.found();
-        return new UsageReport(chunksRemoved, usage == UsageHandling.REMOVE ? Math.max(0, found - chunksRemoved) : 0,
-                usageMembers, tokenCounts, layoutDiffers);
+        return new UsageReport(chunksRemoved, membersRemoved, membersKept, usageMembers, tokenCounts, layoutDiffers);
     }
 
-    /** Forwards held bytes before stream offset {@code limit}, leaving out the cut ranges. */
-    private Buffer forwardUpTo(long limit) {
-        if (held == null || limit <= heldStart) {
-            return EMPTY;
+    // ------------------------------------------------------------------------------------------- forwarding
+
+    /**
+     * Returns the bytes before stream offset {@code limit} that are not cut, and holds (copies) those from there to
+     * {@code end}. The read being fed is returned itself when all of it goes and none of it is cut.
+     */
+    private ByteBuf forwardUpTo(long limit, long end) {
+        if (held.length == 0 && cutPairs == 0 && limit == end && current != null) {
+            heldStart = end;
+            return current; // the common case: nothing held, nothing cut
         }
-        Buffer out = null;
+        ByteBuf[] pieces = new ByteBuf[2 * cutPairs + 2];
+        int count = 0;
         long pos = heldStart;
         int kept = 0;
         for (int i = 0; i < cutPairs; i++) {
@@ -139,9 +171,7 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
                 kept++;
                 continue;
             }
-            if (from > pos) {
-                out = append(out, pos, from);
-            }
+            count = slice(pieces, count, pos, from);
             pos = Math.max(pos, Math.min(to, limit));
             if (to > limit) {
                 cuts[2 * kept] = limit; // the rest of the range waits with the bytes it covers
@@ -150,29 +180,76 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
             }
         }
         cutPairs = kept;
-        if (pos < limit) {
-            out = append(out, pos, limit);
+        count = slice(pieces, count, pos, limit);
+        hold(Math.max(limit, heldStart), end);
+        if (current != null) {
+            current.release(); // the slices forwarded hold their own references
         }
-        int consumed = (int) (limit - heldStart);
-        held = consumed >= held.length() ? null : held.getBuffer(consumed, held.length());
-        heldStart = limit;
-        return out == null ? EMPTY : out;
+        return count == 0 ? Unpooled.EMPTY_BUFFER : count == 1 ? pieces[0] : Unpooled.wrappedBuffer(count, pieces);
     }
 
-    private Buffer append(Buffer out, long from, long to) {
-        int start = (int) (from - heldStart);
-        int length = (int) (to - from);
-        if (out == null) {
-            out = Buffer.buffer(Math.max(length, held.length() - start));
+    /** Adds the bytes {@code [from, to)} to {@code pieces}, as they lie: held bytes wrapped, the read's sliced. */
+    private int slice(ByteBuf[] pieces, int count, long from, long to) {
+        if (from >= to) {
+            return count;
         }
-        return out.appendBuffer(held, start, length);
+        if (from < currentStart) {
+            long heldTo = Math.min(to, currentStart);
+            pieces[count++] = Unpooled.wrappedBuffer(held, (int) (from - heldStart), (int) (heldTo - from));
+            from = heldTo;
+        }
+        if (from < to) {
+            pieces[count++] = current.retainedSlice(current.readerIndex() + (int) (from - currentStart),
+                    (int) (to - from));
+        }
+        return count;
+    }
+
+    /**
+     * Keeps a copy of {@code [from, end)}: a fresh array each time, since parts of the old one may be on their way to
+     * the client.
+     */
+    private void hold(long from, long end) {
+        if (from >= end) {
+            held = NONE;
+            heldStart = end;
+            return;
+        }
+        byte[] next = new byte[(int) (end - from)];
+        int at = 0;
+        if (from < currentStart) {
+            at = (int) (currentStart - from);
+            System.arraycopy(held, (int) (from - heldStart), next, 0, at);
+            from = currentStart;
+        }
+        if (from < end) {
+            current.getBytes(current.readerIndex() + (int) (from - currentStart), next, at, (int) (end - from));
+        }
+        held = next;
+        heldStart = end - next.length;
+    }
+
+    /** Feeds {@code p} the bytes {@code [from, to)}, which are held or in the read being fed. */
+    private void readAgain(long from, long to, ByteProcessor p) {
+        try {
+            for (; from < to && from < currentStart; from++) {
+                p.process(held[(int) (from - heldStart)]);
+            }
+            if (from < to) {
+                current.forEachByte(current.readerIndex() + (int) (from - currentStart), (int) (to - from), p);
+            }
+        } catch (Exception e) {
+            throw new IllegalStateException(e); // the finder throws nothing
+        }
     }
 
     private void cut(long from, long to) {
         if (to <= from) {
             return;
         }
-        if (2 * cutPairs + 2 > cuts.length) {
+        if (cuts == null) {
+            cuts = new long[8];
+        } else if (2 * cutPairs + 2 > cuts.length) {
             cuts = Arrays.copyOf(cuts, cuts.length * 2);
         }
         int at = cutPairs;
@@ -186,18 +263,54 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
         cutPairs++;
     }
 
+    // ------------------------------------------------------------------------------------------ usage members
+
+    private UsageMemberFinder finder() {
+        if (finder == null) {
+            finder = new UsageMemberFinder(this);
+        }
+        return finder;
+    }
+
+    /** An event too large to hold is open from {@code eventStart}: the finder reads it as far as it has come. */
+    private void followOversizeEvent(long eventStart, long end) {
+        if (!finderStreaming) {
+            finderStreaming = true;
+            finder().restartAt(eventStart);
+            finderFedTo = eventStart;
+        }
+        readAgain(finderFedTo, end, finder);
+        finderFedTo = end;
+    }
+
     @Override
     public void onUsageMember(long from, long to) {
         usageMembers = true;
         if (usage == UsageHandling.REMOVE) {
+            eventMembersFound++;
+            membersRemoved++;
             cut(from, to);
         }
     }
+
+    /** Cuts the usage members of a complete event that stays; returns how many were found. */
+    private int cutMembers(long start, long end) {
+        eventMembersFound = 0;
+        finder().restartAt(start);
+        readAgain(start, end, finder);
+        return eventMembersFound;
+    }
+
+    // ------------------------------------------------------------------------------------------------ events
 
     @Override
     public void onEvent(byte[] data, int length, String eventType, boolean oversize, long start, long end) {
         if (oversize) {
             sink.onUndecodable();
+            if (usage == UsageHandling.REMOVE) {
+                followOversizeEvent(start, end); // to its end: the finder leaves off here
+                finderStreaming = false;
+            }
             return;
         }
         if (length == 0 || isDone(data, length)) {
@@ -218,34 +331,37 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
         chunk.reportTo(sink);
         model.look(data, 0, length, sink);
         tokenCounts |= chunk.usage() != null;
+        usageMembers |= chunk.usageMember();
         if (usage == UsageHandling.REMOVE) {
-            checkUsageChunk(chunk, data, length, start, end);
+            removeUsage(chunk, data, length, start, end);
         }
     }
 
-    private void checkUsageChunk(OpenAiChunk chunk, byte[] data, int length, long start, long end) {
+    private void removeUsage(OpenAiChunk chunk, byte[] data, int length, long start, long end) {
         if (firstChunkMembers == null && chunk.choicesPresent() && !chunk.choicesEmpty()) {
             firstChunkMembers = parser.memberNames(data, 0, length);
         }
-        if (!chunk.isUsageOnly()) {
-            return;
-        }
-        cut(start, end);
-        lastDroppedEventEnd = end;
-        chunksRemoved++;
-        if (firstChunkMembers != null) {
-            for (String name : parser.memberNames(data, 0, length)) {
-                if (!USAGE_CHUNK_OWN.contains(name) && !firstChunkMembers.contains(name)) {
-                    layoutDiffers = true;
+        if (chunk.isUsageOnly()) {
+            cut(start, end);
+            lastDroppedEventEnd = end;
+            chunksRemoved++;
+            if (firstChunkMembers != null) {
+                for (String name : parser.memberNames(data, 0, length)) {
+                    if (!USAGE_CHUNK_OWN.contains(name) && !firstChunkMembers.contains(name)) {
+                        layoutDiffers = true;
+                    }
                 }
             }
+        } else if (chunk.usageMember() && cutMembers(start, end) == 0) {
+            membersKept++; // an escaped name, or another line inside the object: it reaches the client
         }
     }
 
     @Override
-    public void onEventEndExtended(long newEnd) {
-        if (usage == UsageHandling.REMOVE && lastDroppedEventEnd == newEnd - 1) {
-            cut(newEnd - 1, newEnd); // the LF of a CRLF belongs to the dropped event
+    public void onEventEndExtended(long newEnd, boolean crlfLines) {
+        // the LF of a CRLF belongs to the dropped event, not a bare LF after an event of CR-ended lines
+        if (usage == UsageHandling.REMOVE && lastDroppedEventEnd == newEnd - 1 && crlfLines) {
+            cut(newEnd - 1, newEnd);
             lastDroppedEventEnd = newEnd;
         }
     }

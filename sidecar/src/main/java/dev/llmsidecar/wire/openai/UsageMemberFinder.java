@@ -14,8 +14,11 @@ import io.netty.util.ByteProcessor;
  * undecided), and it runs on every byte of an injected stream, so it allocates nothing.
  *
  * <p>Lines other than {@code data:} (comments, {@code event:}, {@code id:}) are passed over. One leading UTF-8 BOM is
- * not part of the first line, as for the SSE splitter (WHATWG). A data line whose JSON
- * does not close on that line (multi-line data, which no engine sends) ends any undecided member without a range.
+ * not part of the first line, as for the SSE splitter (WHATWG). An object spread over several data lines of one event
+ * (pretty-printed JSON: SSE joins data lines with LF, which JSON reads as blank) is followed onto the next data line,
+ * and a range may then span line ends: removing a member with the line end and {@code data:} prefix inside it leaves
+ * the lines as a serializer writes them without that member. Any other line inside such an object (a comment, an
+ * {@code event:} field) ends it without a range: a range must not take a line of another kind with it.
  */
 public final class UsageMemberFinder implements ByteProcessor {
 
@@ -60,8 +63,25 @@ public final class UsageMemberFinder implements ByteProcessor {
     private long valueEnd;            // just past the usage value
     private int found;
 
+    // the top-level object of the last data line is still open: the next data line goes on with it
+    private boolean continued;
+
     public UsageMemberFinder(Listener listener) {
         this.listener = listener;
+    }
+
+    /**
+     * Forgets everything and takes the next byte as the stream byte at {@code streamOffset}, which starts a line (the
+     * start of an event): for reading one event's bytes again.
+     */
+    public void restartAt(long streamOffset) {
+        offset = streamOffset;
+        bomMatched = streamOffset == 0 ? 0 : -1;
+        afterCr = false;
+        line = Line.START;
+        continued = false;
+        resetObject();
+        found = 0;
     }
 
     /** Stream offset before which every byte is decided: no range reported later starts before it. */
@@ -90,7 +110,7 @@ public final class UsageMemberFinder implements ByteProcessor {
                 return true;
             }
             if (bomMatched > 0) {
-                line = Line.SKIP; // the first line began with part of a BOM: it is not a data line
+                lineIsNotData(); // the first line began with part of a BOM: it is not a data line
             }
             bomMatched = -1;
         }
@@ -107,14 +127,20 @@ public final class UsageMemberFinder implements ByteProcessor {
         }
         switch (line) {
             case START -> {
-                line = b == DATA[0] ? Line.NAME : Line.SKIP;
                 nameMatched = 1;
+                if (b == DATA[0]) {
+                    line = Line.NAME;
+                } else {
+                    lineIsNotData();
+                }
             }
             case NAME -> {
                 if (nameMatched < DATA.length && b == DATA[nameMatched]) {
                     nameMatched++;
+                } else if (nameMatched == DATA.length && b == ':') {
+                    line = Line.AFTER_COLON;
                 } else {
-                    line = nameMatched == DATA.length && b == ':' ? Line.AFTER_COLON : Line.SKIP;
+                    lineIsNotData();
                 }
             }
             case AFTER_COLON -> {
@@ -131,13 +157,31 @@ public final class UsageMemberFinder implements ByteProcessor {
     }
 
     private void endLine() {
-        // an undecided member cannot be decided on a later line (multi-line data): no range
+        if (line == Line.START) {
+            resetObject(); // an empty line ends the event: nothing goes on past it
+        } else if ((line == Line.JSON || line == Line.AFTER_COLON) && depth > 0 && !inString) {
+            continued = true; // the object goes on, if the next line is a data line
+        } else if (line != Line.SKIP || !continued) {
+            resetObject();
+        }
+        line = Line.START;
+    }
+
+    /** A line that is not a data line ends an object still open; its undecided member gets no range. */
+    private void lineIsNotData() {
+        line = Line.SKIP;
+        if (continued) {
+            resetObject();
+        }
+    }
+
+    private void resetObject() {
+        continued = false;
         candidateFrom = -1;
         member = Member.NONE;
         depth = 0;
         inString = false;
         escape = false;
-        line = Line.START;
     }
 
     private void json(byte b, long here) {

@@ -122,7 +122,8 @@ class MetricsContractParityTest {
                     vllm:request_queue_time_seconds_sum{model_name="m"} 0.9
                     """;
             var server = vertx.createHttpServer().requestHandler(r -> r.response().end(r.path().equals("/metrics")
-                    ? exposition : "ok"));
+                    ? exposition : r.path().equals("/v1/models") ? "{\"object\":\"list\",\"data\":[{\"id\":\"m\"}]}"
+                    : "ok"));
             int port = server.listen(0, "127.0.0.1").toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS)
                     .actualPort();
             EngineMetricsScraper scraper = new EngineMetricsScraper(vertx, recorders,
@@ -131,6 +132,10 @@ class MetricsContractParityTest {
             EngineHealth health = new EngineHealth(vertx, recorders, URI.create("http://127.0.0.1:" + port + "/health"),
                     Duration.ofMillis(100), Duration.ofSeconds(1));
             health.start();
+            dev.llmsidecar.engine.ServedModels served = new dev.llmsidecar.engine.ServedModels(vertx, recorders,
+                    URI.create("http://127.0.0.1:" + port + "/v1/models"), Duration.ofMillis(100),
+                    Duration.ofSeconds(1), metrics.models()::serving);
+            served.start();
 
             // ---- GPUs: a scrape of a DCGM exporter (its own server), one GPU of pod "p"; waits until it is up ----
             String dcgm = """
@@ -176,8 +181,8 @@ class MetricsContractParityTest {
             metrics.httpRequest("llm", "2xx");
             metrics.bodyNotInspected("not_json");
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-            while (!(scraper.latest().kind() != dev.llmsidecar.engine.EngineKind.UNKNOWN && health.started())
-                    && System.nanoTime() < deadline) {
+            while (!(scraper.latest().kind() != dev.llmsidecar.engine.EngineKind.UNKNOWN && health.started()
+                    && !served.names().isEmpty()) && System.nanoTime() < deadline) {
                 Thread.sleep(20);
             }
 
@@ -240,6 +245,7 @@ class MetricsContractParityTest {
                     Contract.ENGINE_PHASE.name(), Contract.ENGINE_SPEC_ACCEPTED.name());
             scraper.stop();
             health.stop();
+            served.stop();
         } finally {
             vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
             provider.close();

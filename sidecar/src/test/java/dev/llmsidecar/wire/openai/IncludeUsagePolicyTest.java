@@ -15,9 +15,10 @@ class IncludeUsagePolicyTest {
 
     static final String KEY = "chat\nllama";
     static final UsageReport CLEAN = UsageReport.NONE;
-    static final UsageReport USAGE_NULL = new UsageReport(0, 0, true, false, false);
-    static final UsageReport TIMINGS = new UsageReport(0, 0, false, true, false);
-    static final UsageReport MOVED = new UsageReport(1, 0, true, true, true);
+    static final UsageReport USAGE_NULL = new UsageReport(0, 0, 0, true, false, false);
+    static final UsageReport TIMINGS = new UsageReport(0, 0, 0, false, true, false);
+    static final UsageReport MOVED = new UsageReport(1, 0, 0, true, true, true);
+    static final UsageReport MEMBER_KEPT = new UsageReport(0, 0, 1, true, false, false);
 
     static Observation unedited(UsageReport report) {
         return new Observation(false, false, false, false, report);
@@ -100,6 +101,27 @@ class IncludeUsagePolicyTest {
         IncludeUsagePolicy old = new IncludeUsagePolicy(true);
         old.observe(KEY, unedited(CLEAN));
         assertThat(old.decide(KEY, UsageRequest.ABSENT, false, true).skip()).isEqualTo(UsageSkip.HTTP10_CLIENT);
+    }
+
+    @Test
+    void aUsageMemberThatCouldNotBeCutStopsInjection() {
+        IncludeUsagePolicy p = new IncludeUsagePolicy(true);
+        p.observe(KEY, unedited(CLEAN));
+        assertThat(p.observe(KEY, new Observation(true, false, false, false, MEMBER_KEPT))).isEqualTo(UsageKept.MEMBER);
+        assertThat(p.decide(KEY, UsageRequest.ABSENT, false, false).skip()).isEqualTo(UsageSkip.LAYOUT);
+    }
+
+    @Test
+    void anEngineThatRefusedTheInjectedRequestIsNotAskedAgain() {
+        IncludeUsagePolicy p = new IncludeUsagePolicy(true);
+        p.observe(KEY, unedited(CLEAN));
+        assertThat(p.decide(KEY, UsageRequest.ABSENT, false, false).inject()).isTrue();
+        p.injectionRejected(KEY);
+        assertThat(p.decide(KEY, UsageRequest.ABSENT, false, false).skip()).isEqualTo(UsageSkip.ENGINE_REJECTS);
+        // what is learned from later streams does not undo it
+        p.observe(KEY, unedited(CLEAN));
+        assertThat(p.decide(KEY, UsageRequest.ABSENT, false, false).skip()).isEqualTo(UsageSkip.ENGINE_REJECTS);
+        assertThat(p.decide("chat\nother", UsageRequest.ABSENT, false, false).skip()).isEqualTo(UsageSkip.LEARNING);
     }
 
     @Test

@@ -2,10 +2,12 @@ package dev.llmsidecar.wire.openai;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.llmsidecar.support.Reads;
 import dev.llmsidecar.support.RecordingSink;
 import dev.llmsidecar.wire.UsageHandling;
 import com.fasterxml.jackson.core.JsonFactory;
-import io.vertx.core.buffer.Buffer;
+import io.netty.buffer.Unpooled;
+import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -41,15 +43,17 @@ class OpenAiSseDecoderTest {
     /** Feeds the stream cut at the given points, one timestamp per read; returns the forwarded bytes. */
     static String run(OpenAiSseDecoder decoder, String s, int... cuts) {
         byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
-        Buffer out = Buffer.buffer();
+        Reads reads = new Reads();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
         int from = 0;
         long t = 1000;
         for (int cut : cuts) {
-            out.appendBuffer(decoder.onChunk(Buffer.buffer().appendBytes(bytes, from, cut - from), t++));
+            out.writeBytes(Reads.drain(decoder.onChunk(reads.read(bytes, from, cut), t++)));
             from = cut;
         }
-        out.appendBuffer(decoder.onChunk(Buffer.buffer().appendBytes(bytes, from, bytes.length - from), t++));
-        out.appendBuffer(decoder.onEnd(t));
+        out.writeBytes(Reads.drain(decoder.onChunk(reads.read(bytes, from, bytes.length), t++)));
+        out.writeBytes(Reads.drain(decoder.onEnd(t)));
+        reads.assertAllReleased();
         return out.toString(StandardCharsets.UTF_8);
     }
 
@@ -231,14 +235,16 @@ class OpenAiSseDecoderTest {
         for (int cut = 1; cut < upstream.length(); cut += 7) {
             RecordingSink sink = new RecordingSink();
             OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageHandling.REMOVE, 256);
-            Buffer first = d.onChunk(Buffer.buffer(upstream.substring(0, Math.min(cut, upstream.length()))), 1);
-            String out = first.toString() + run(d, upstream.substring(cut));
+            byte[] first = Reads.drain(d.onChunk(Unpooled.copiedBuffer(upstream.substring(0, Math.min(cut,
+                    upstream.length())), StandardCharsets.UTF_8), 1));
+            String out = new String(first, StandardCharsets.UTF_8) + run(d, upstream.substring(cut));
             assertThat(out).as("cut %d", cut).isEqualTo(expected);
             assertThat(d.usageReport().chunksRemoved()).isEqualTo(1);
         }
         // a large event is not held whole: most of it leaves before its end has arrived
         OpenAiSseDecoder d = new OpenAiSseDecoder(new RecordingSink(), PARSER, UsageHandling.REMOVE, 256);
-        assertThat(d.onChunk(Buffer.buffer(upstream.substring(0, 500)), 1).length()).isGreaterThan(400);
+        assertThat(d.onChunk(Unpooled.copiedBuffer(upstream.substring(0, 500), StandardCharsets.UTF_8), 1)
+                .readableBytes()).isGreaterThan(400);
     }
 
     @Test
@@ -288,5 +294,32 @@ class OpenAiSseDecoderTest {
             }
         }
         return cuts.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    /**
+     * A fault while decoding (here the sink throws at the second token) never reaches the event loop: from there on
+     * every byte, held ones included, goes to the client as the engine sent it, and the stream counts as one whose
+     * usage was not removed.
+     */
+    @Test
+    void aFaultInDecodingLetsTheRestOfTheStreamPassUntouched() {
+        int[] tokens = {0};
+        RecordingSink sink = new RecordingSink() {
+            @Override
+            public void onTokenChunk(long nanos, boolean reasoning, long cumulativeOutputTokens) {
+                if (++tokens[0] == 2) {
+                    throw new IllegalStateException("a bug downstream");
+                }
+                super.onTokenChunk(nanos, reasoning, cumulativeOutputTokens);
+            }
+        };
+        OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageHandling.REMOVE, 1 << 20);
+        String s = stream("\n", true);
+        int usageAt = s.indexOf("data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[],");
+        // the fault comes in the read that also starts the usage chunk, which is held at that moment
+        String out = run(d, s, s.indexOf("lo é") - 10, usageAt + 20);
+        assertThat(out).isEqualTo(s);
+        assertThat(sink.undecodable).isEqualTo(1);
+        assertThat(d.usageReport().membersKept()).isPositive();
     }
 }

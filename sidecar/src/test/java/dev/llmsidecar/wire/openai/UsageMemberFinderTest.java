@@ -80,10 +80,18 @@ class UsageMemberFinderTest {
         assertThat(removed(notBom)).isEqualTo(notBom);
     }
 
+    /** " data:" is no data line (a field name is never preceded by a blank), so the object is not continued. */
     @Test
-    void multiLineDataIsNeverCut() {
+    void aLineWithABlankBeforeDataDoesNotContinueTheObject() {
         String s = "data: {\"a\":1,\n data: \"usage\":null}\n\n";
         assertThat(removed(s)).isEqualTo(s);
+    }
+
+    /** An object spread over contiguous data lines (the SSE client joins them with LF) loses its member as one. */
+    @Test
+    void aMemberOnTheNextDataLineOfTheSameObjectIsCut() {
+        String s = "data: {\"a\":1,\ndata: \"usage\":null}\n\n";
+        assertThat(removed(s)).isEqualTo("data: {\"a\":1\ndata: }\n\n");
     }
 
     @Test

@@ -1,4 +1,4 @@
-package dev.llmsidecar.sweep;
+package dev.llmsidecar.load;
 
 import java.util.Arrays;
 import java.util.Random;
