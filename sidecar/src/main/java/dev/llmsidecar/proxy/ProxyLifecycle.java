@@ -22,8 +22,10 @@ import org.jboss.logging.Logger;
  *
  * <p>Graceful shutdown: on SIGTERM the proxy stops taking new requests (503, {@code Connection: close}) and open
  * streams run to their end for up to {@code quarkus.shutdown.timeout} (the grace). A JVM shutdown hook starts the
- * drain, because it runs as soon as the signal arrives, while CDI's ShutdownEvent comes only after Quarkus has
- * waited.
+ * drain, because it runs as soon as the signal arrives (readiness goes DOWN at once); CDI's ShutdownEvent, which
+ * Quarkus fires on its own shutdown hook alongside, waits for the same drain before the proxy closes, since Quarkus
+ * closes the event loops the streams run on right after it, and its own graceful wait covers only the management
+ * port's requests.
  */
 @ApplicationScoped
 public class ProxyLifecycle {
@@ -32,6 +34,7 @@ public class ProxyLifecycle {
 
     private ProxyServer server;
     private Thread drainHook;
+    private Duration grace = Duration.ZERO;
     private int port;
 
     // before the telemetry's own start (priority 10 and up): requests may arrive as soon as the port is bound
@@ -48,9 +51,10 @@ public class ProxyLifecycle {
         server = new ProxyServer(vertx.nettyEventLoopGroup(), config, traffic, limits);
         port = server.start(host, wanted);
         LOG.infof("llm-sidecar proxy listening on http://%s:%d (upstream %s)", host, port, config.upstream().url());
-        Duration grace = settings.getOptionalValue("quarkus.shutdown.timeout", Duration.class).orElse(Duration.ZERO);
+        grace = settings.getOptionalValue("quarkus.shutdown.timeout", Duration.class).orElse(Duration.ZERO);
         ProxyServer s = server;
-        drainHook = new Thread(() -> drainOnShutdown(s, grace), "llm-sidecar-drain");
+        Duration g = grace;
+        drainHook = new Thread(() -> drainOnShutdown(s, g), "llm-sidecar-drain");
         Runtime.getRuntime().addShutdownHook(drainHook);
     }
 
@@ -106,6 +110,12 @@ public class ProxyLifecycle {
             }
         }
         if (server != null) {
+            // open streams end first (at once when none is open), then the server closes
+            try {
+                server.drain(grace).get(grace.toMillis() + 1000, TimeUnit.MILLISECONDS);
+            } catch (Exception e) {
+                // the grace ran out: what is still open is cut
+            }
             server.close();
         }
     }
