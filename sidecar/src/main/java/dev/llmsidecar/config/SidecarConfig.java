@@ -114,6 +114,14 @@ public interface SidecarConfig {
         /** gen_ai.provider.name on spans and OTLP metrics: the API the clients speak. */
         @WithDefault("openai")
         String providerName();
+
+        /**
+         * The GenAI semantic-convention version of the OTLP names: latest (what the sidecar emits by default) or
+         * v1.36 (gen_ai.system for gen_ai.provider.name); gen_ai_latest_experimental in OTEL_SEMCONV_STABILITY_OPT_IN
+         * selects latest whatever this says (docs/otel.md).
+         */
+        @WithDefault("latest")
+        String semconv();
     }
 
     interface Metrics {

@@ -39,15 +39,18 @@ public final class OtelPipeline implements AutoCloseable {
     private final OpenTelemetrySdk sdk;
     private final boolean enabled;
     private final OtelHistogramProducer produced;
+    private final java.util.List<String> semconvOptIn;
 
-    private OtelPipeline(OpenTelemetrySdk sdk, boolean enabled, OtelHistogramProducer produced) {
+    private OtelPipeline(OpenTelemetrySdk sdk, boolean enabled, OtelHistogramProducer produced,
+            java.util.List<String> semconvOptIn) {
         this.sdk = sdk;
         this.enabled = enabled;
         this.produced = produced;
+        this.semconvOptIn = java.util.List.copyOf(semconvOptIn);
     }
 
     public static OtelPipeline disabled() {
-        return new OtelPipeline(null, false, new OtelHistogramProducer(METER_NAME));
+        return new OtelPipeline(null, false, new OtelHistogramProducer(METER_NAME), java.util.List.of());
     }
 
     /** With explicit-bucket histograms. */
@@ -87,6 +90,7 @@ public final class OtelPipeline implements AutoCloseable {
         boolean[] enabled = {false};
         String[] tracesExporter = {"none"};
         String[] metricsExporter = {"none"};
+        java.util.List<String> optIn = new java.util.ArrayList<>();
         OtlpExportStats[] stats = {null};
         // registered on first use: with OTLP off the self-metrics do not exist
         java.util.function.Supplier<OtlpExportStats> exportStats =
@@ -102,6 +106,8 @@ public final class OtelPipeline implements AutoCloseable {
                         tracesExporter[0] = config.getString("otel.traces.exporter", "otlp").trim()
                                 .toLowerCase(Locale.ROOT);
                         metricsExporter[0] = config.getString("otel.metrics.exporter", "otlp");
+                        // OTEL_SEMCONV_STABILITY_OPT_IN (otel.semconv-stability.opt-in): see GenAiConventions
+                        optIn.addAll(config.getList("otel.semconv-stability.opt-in"));
                         Map<String, String> overrides = new HashMap<>();
                         // spans are exported by our own bounded processor, built below
                         overrides.put("otel.traces.exporter", "none");
@@ -134,7 +140,7 @@ public final class OtelPipeline implements AutoCloseable {
             }
             LOG.infof("OpenTelemetry on: traces exporter %s, metrics exporter %s", tracesExporter[0],
                     metricsExporter[0]);
-            return new OtelPipeline(auto.getOpenTelemetrySdk(), true, produced);
+            return new OtelPipeline(auto.getOpenTelemetrySdk(), true, produced, optIn);
         } catch (RuntimeException e) {
             LOG.errorf("OpenTelemetry configuration rejected, OTLP export is off: %s", e.getMessage());
             processors.forEach(BoundedSpanProcessor::shutdown);
@@ -175,6 +181,11 @@ public final class OtelPipeline implements AutoCloseable {
 
     public boolean enabled() {
         return enabled;
+    }
+
+    /** The values of OTEL_SEMCONV_STABILITY_OPT_IN (or otel.semconv-stability.opt-in); empty when off or unset. */
+    public java.util.List<String> semconvOptIn() {
+        return semconvOptIn;
     }
 
     /** The SDK, or the no-op API when disabled. */

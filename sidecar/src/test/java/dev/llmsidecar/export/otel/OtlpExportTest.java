@@ -352,6 +352,37 @@ class OtlpExportTest {
         }
     }
 
+    /**
+     * sidecar.otel.semconv=v1.36 pins the names of the GenAI conventions' v1.36.0 baseline: gen_ai.system where the
+     * latest say gen_ai.provider.name, on spans and metrics alike; gen_ai_latest_experimental in
+     * OTEL_SEMCONV_STABILITY_OPT_IN (here its property form) overrides the pin.
+     */
+    @Test
+    void semconvV136NamesTheProviderGenAiSystemUnlessTheLatestAreOptedIn() {
+        for (boolean optIn : new boolean[] {false, true}) {
+            String model = optIn ? "m-opted-in" : "m-v136";
+            Map<String, String> settings = optIn
+                    ? otel("http/protobuf", "otel.semconv-stability.opt-in", "http,gen_ai_latest_experimental")
+                    : otel("http/protobuf");
+            try (ProxyFixture f = new ProxyFixture(ENGINE, Map.of("sidecar.otel.semconv", "v1.36"), null, settings)) {
+                ProxyFixture.await(f.send(f.proxyPort, HttpMethod.POST, "/v1/chat/completions",
+                        Buffer.buffer(BODY.replace(MODEL, model)), Map.of()));
+                await("the span and TTFT", () -> receiver.spans().stream().anyMatch(sp -> model.equals(
+                        attributes(sp.getAttributesList()).get("gen_ai.request.model")))
+                        && latestCount("gen_ai.server.time_to_first_token", Map.of("gen_ai.request.model", model)) >= 1);
+                String present = optIn ? "gen_ai.provider.name" : "gen_ai.system";
+                String absent = optIn ? "gen_ai.system" : "gen_ai.provider.name";
+                Span span = receiver.spans().stream().filter(sp -> model.equals(
+                        attributes(sp.getAttributesList()).get("gen_ai.request.model"))).findFirst().orElseThrow();
+                assertThat(attributes(span.getAttributesList())).as("span, opt-in " + optIn)
+                        .containsEntry(present, "openai").doesNotContainKey(absent);
+                assertThat(attributes(latestPoint("gen_ai.server.time_to_first_token",
+                        Map.of("gen_ai.request.model", model)).getAttributesList())).as("TTFT, opt-in " + optIn)
+                        .containsEntry(present, "openai").doesNotContainKey(absent);
+            }
+        }
+    }
+
     @Test
     void traceContextReachesTheUpstream() {
         // a minimal upstream that records the headers it got and answers with a short stream
