@@ -44,9 +44,20 @@ function t(expr, legendFormat, extra = {}) {
   return { expr, legendFormat, ...extra };
 }
 
+/**
+ * A quantile of a histogram the sidecar exports classic, native or both (docs/metrics.md "Native histograms"): from
+ * the classic buckets where Prometheus stored them, else from the native histogram.
+ */
+function hq(q, metric, matchers, by = '') {
+  const classicBy = by ? `${by}, le` : 'le';
+  const nativeBy = by ? ` by (${by})` : '';
+  return `histogram_quantile(${q}, sum by (${classicBy}) (rate(${metric}_bucket{${matchers}}[${RI}])))\n`
+    + `  or histogram_quantile(${q}, sum${nativeBy} (rate(${metric}{${matchers}}[${RI}])))`;
+}
+
 function quantiles(metric, matchers, by = 'model', qs = [0.5, 0.95, 0.99]) {
   return qs.map((q) => t(
-    `histogram_quantile(${q}, sum by (${by}, le) (rate(${metric}_bucket{${matchers}}[${RI}])))`,
+    hq(q, metric, matchers, by),
     `p${Math.round(q * 100)} {{${by}}}`, { exemplar: true }));
 }
 
@@ -57,6 +68,9 @@ const ts = (title, unit, targets, opts) => panel('timeseries', title, unit, targ
 const stat = (title, unit, targets, opts) => panel('stat', title, unit, targets, opts);
 const heat = (title, expr, description, unit = title.includes('token') ? 'short' : 's') => panel('heatmap', title, unit,
   [t(expr, '{{le}}', { format: 'heatmap', exemplar: true })], { description });
+/** Heatmap of a histogram, classic buckets or else native ({@link hq}). */
+const heatOf = (title, metric, matchers, description) => heat(title,
+  `sum by (le) (increase(${metric}_bucket{${matchers}}[${RI}]))\n  or sum(increase(${metric}{${matchers}}[${RI}]))`, description);
 
 const dashboards = [
   {
@@ -132,34 +146,34 @@ const dashboards = [
       ts('Time per output token', 's', quantiles('gen_ai_server_time_per_output_token_seconds', `${SELM}, outcome="ok"`)),
       ts('Inter-token latency (token-weighted)', 's', quantiles('llm_sidecar_inter_token_latency_seconds', `${SELM}, outcome="ok"`)),
       ts('End-to-end request duration', 's', quantiles('gen_ai_server_request_duration_seconds', `${SELM}, outcome="ok"`)),
-      heat('TTFT heatmap', `sum by (le) (increase(gen_ai_server_time_to_first_token_seconds_bucket{${SELM}, streaming="true"}[${RI}]))`),
-      heat('ITL heatmap', `sum by (le) (increase(llm_sidecar_inter_token_latency_seconds_bucket{${SELM}, outcome="ok"}[${RI}]))`),
+      heatOf('TTFT heatmap', 'gen_ai_server_time_to_first_token_seconds', `${SELM}, streaming="true"`),
+      heatOf('ITL heatmap', 'llm_sidecar_inter_token_latency_seconds', `${SELM}, outcome="ok"`),
       ts('TTFT by prefix-cache hit / miss', 's', quantiles('llm_sidecar_time_to_first_token_by_cache_seconds', `${SELM}, streaming="true"`, 'cache', [0.5, 0.99]),
         { description: 'A cache hit (cached_tokens > 0) skips most of the prefill; a TTFT flattered by hits shows here.' }),
       ts('TTFT decomposition (p50)', 's', [
-        t(`histogram_quantile(0.5, sum by (le) (rate(llm_sidecar_time_to_upstream_headers_seconds_bucket{${SELM}}[${RI}])))`, 'upstream headers', { exemplar: true }),
-        t(`histogram_quantile(0.5, sum by (le) (rate(llm_sidecar_engine_reported_queue_seconds_bucket{${SELM}}[${RI}])))`, 'engine queue (engine-reported)', { exemplar: true }),
-        t(`histogram_quantile(0.5, sum by (le) (rate(llm_sidecar_engine_reported_time_to_first_token_seconds_bucket{${SELM}}[${RI}])))`, 'engine TTFT (engine-reported)', { exemplar: true }),
-        t(`histogram_quantile(0.5, sum by (le) (rate(llm_sidecar_time_to_first_token_outside_engine_seconds_bucket{${SELM}}[${RI}])))`, 'outside the engine (streams)', { exemplar: true }),
-        t(`histogram_quantile(0.5, sum by (le) (rate(llm_sidecar_request_duration_outside_engine_seconds_bucket{${SELM}}[${RI}])))`, 'outside the engine (responses that do not stream, whole request)', { exemplar: true }),
+        t(hq(0.5, 'llm_sidecar_time_to_upstream_headers_seconds', `${SELM}`, ''), 'upstream headers', { exemplar: true }),
+        t(hq(0.5, 'llm_sidecar_engine_reported_queue_seconds', `${SELM}`, ''), 'engine queue (engine-reported)', { exemplar: true }),
+        t(hq(0.5, 'llm_sidecar_engine_reported_time_to_first_token_seconds', `${SELM}`, ''), 'engine TTFT (engine-reported)', { exemplar: true }),
+        t(hq(0.5, 'llm_sidecar_time_to_first_token_outside_engine_seconds', `${SELM}`, ''), 'outside the engine (streams)', { exemplar: true }),
+        t(hq(0.5, 'llm_sidecar_request_duration_outside_engine_seconds', `${SELM}`, ''), 'outside the engine (responses that do not stream, whole request)', { exemplar: true }),
       ], { description: 'Engine-reported series need vLLM --enable-per-request-metrics or llama.cpp timings.' }),
       ts('First response chunk vs first token (p99)', 's', [
-        t(`histogram_quantile(0.99, sum by (le) (rate(llm_sidecar_time_to_first_response_chunk_seconds_bucket{${SELM}}[${RI}])))`, 'first response chunk (a prelude without content counts)', { exemplar: true }),
-        t(`histogram_quantile(0.99, sum by (le) (rate(gen_ai_server_time_to_first_token_seconds_bucket{${SELM}, streaming="true"}[${RI}])))`, 'first token', { exemplar: true }),
+        t(hq(0.99, 'llm_sidecar_time_to_first_response_chunk_seconds', `${SELM}`, ''), 'first response chunk (a prelude without content counts)', { exemplar: true }),
+        t(hq(0.99, 'gen_ai_server_time_to_first_token_seconds', `${SELM}, streaming="true"`, ''), 'first token', { exemplar: true }),
       ], { description: 'How soon the engine acknowledged a stream (role-only chunk, response.created, message_start) against its first generated content. A tool that stops its TTFT clock at the prelude (vllm bench serve, where the prelude comes first) sees the lower line.' }),
       ts('Chunk gap (raw, per chunk)', 's', quantiles('gen_ai_client_operation_time_per_output_chunk_seconds', SELM, 'model', [0.5, 0.99])),
       ts('Engine phases per request (engine-reported, p50 / p99)', 's', [
         ...[['queue', 'llm_sidecar_engine_reported_queue_seconds'], ['prefill / first token', 'llm_sidecar_engine_reported_time_to_first_token_seconds'],
           ['decode', 'llm_sidecar_engine_reported_decode_seconds']].flatMap(([name, metric]) => [0.5, 0.99].map((q) => t(
-          `histogram_quantile(${q}, sum by (le) (rate(${metric}_bucket{${SELM}}[${RI}])))`, `${name} p${Math.round(q * 100)}`, { exemplar: true }))),
+          hq(q, metric, `${SELM}`, ''), `${name} p${Math.round(q * 100)}`, { exemplar: true }))),
       ], { description: 'What the engine says it spent on each request: queue time, time to its first token after scheduling (prefill), decode time. vLLM with --enable-per-request-metrics, llama.cpp timings, Ollama durations, TGI headers.' }),
       ts('Engine phases (engine histograms, p50 / p99)', 's', [0.5, 0.99].map((q) => t(
         `histogram_quantile(${q}, sum by (phase, le) (rate(llm_sidecar_engine_phase_duration_seconds_bucket{${SEL}}[${RI}])))`,
         `{{phase}} p${Math.round(q * 100)}`, { exemplar: true })),
         { description: 'The engine\'s own per-request phase histograms from its /metrics (vLLM queue / prefill / decode / inference, and what SGLang and TGI give; docs/metrics.md "Engine phases"), all models together.' }),
-      heat('Prompt length (tokens)', `sum by (le) (increase(gen_ai_client_token_usage_bucket{${SELM}, token_type="input"}[${RI}]))`,
+      heatOf('Prompt length (tokens)', 'gen_ai_client_token_usage', `${SELM}, token_type="input"`,
         'Input tokens per request (usage.prompt_tokens): a shift to longer prompts costs prefill time and KV cache.'),
-      heat('Output length (tokens)', `sum by (le) (increase(gen_ai_client_token_usage_bucket{${SELM}, token_type="output"}[${RI}]))`,
+      heatOf('Output length (tokens)', 'gen_ai_client_token_usage', `${SELM}, token_type="output"`,
         'Output tokens per request: longer answers cost decode time and hold their KV cache longer.'),
     ],
   },
@@ -181,7 +195,7 @@ const dashboards = [
       ]),
       ts('Share of time the engine queue is not empty', 'percentunit', [
         t(`avg by (pod) (avg_over_time((llm_sidecar_engine_requests_waiting{${SEL}} > bool 0)[${RI}:]))`, 'engine queue {{pod}}'),
-        t(`1 - sum(rate(llm_sidecar_requests_waiting_first_token_depth_bucket{${SEL}, le="0.5"}[${RI}]))\n  / sum(rate(llm_sidecar_requests_waiting_first_token_depth_count{${SEL}}[${RI}]))`, 'a request before its first token (queue or prefill)'),
+        t(`1 - (sum(rate(llm_sidecar_requests_waiting_first_token_depth_bucket{${SEL}, le="0.5"}[${RI}]))\n  / sum(rate(llm_sidecar_requests_waiting_first_token_depth_count{${SEL}}[${RI}]))\n  or histogram_fraction(0, 0.5, sum(rate(llm_sidecar_requests_waiting_first_token_depth{${SEL}}[${RI}]))))`, 'a request before its first token (queue or prefill)'),
       ], { max: 1, description: 'Engine queue: the engine says requests wait for a slot (its scrape). "Before its first token" is the sidecar\'s view: any request not yet answered, queued or prefilling, so it is near 100% under steady load without any queueing.' }),
       ts('Engine queue: waiting and running', 'short', [
         t(`sum by (pod) (llm_sidecar_engine_requests_waiting{${SEL}})`, 'waiting {{pod}}'),
@@ -221,7 +235,7 @@ const dashboards = [
         t(`max by (pod, gpu) (llm_sidecar_gpu_power_watts{${SEL}})`, '{{pod}} GPU {{gpu}}'),
       ], { description: 'DCGM_FI_DEV_POWER_USAGE. 100% utilisation with power well below the board limit is usually memory-bound decode.' }),
       ts('Saturation: TTFT p50 by load at arrival', 's', [t(
-        `histogram_quantile(0.5, sum by (load_band, le) (rate(llm_sidecar_time_to_first_token_by_load_seconds_bucket{${SEL}}[${RI}])))`,
+        hq(0.5, 'llm_sidecar_time_to_first_token_by_load_seconds', `${SEL}`, 'load_band'),
         '≤ {{load_band}} in flight', { exemplar: true })],
         { description: 'TTFT median of the requests that arrived with that many LLM requests in flight (itself included). Below the knee the lines lie together; past it each heavier band sits higher, by more than the load grew (docs/slo-guide.md, "The saturation knee").' }),
       ts('Approaching saturation: load ÷ knee', 'percentunit', [

@@ -88,3 +88,20 @@ monitoring.coreos.com/v1/<kind>), true or false. Call with (dict "root" $ "key" 
 {{- define "llm-sidecar.modelCacheClaim" -}}
 {{- .Values.engine.modelCache.persistentVolumeClaim.existingClaim | default (printf "%s-model-cache" (include "llm-sidecar.fullname" .)) }}
 {{- end }}
+
+{{/* Native-histogram scraping fields of a ServiceMonitor / PodMonitor spec (docs/metrics.md, "Native histograms"). */}}
+{{- define "llm-sidecar.nativeHistogramScrape" -}}
+{{- with .Values.nativeHistogramScrape }}
+{{- if .enabled -}}
+# protobuf first: the only format that carries native histograms
+scrapeProtocols: [PrometheusProto, OpenMetricsText1.0.0, OpenMetricsText0.0.1, PrometheusText0.0.4]
+scrapeNativeHistograms: true
+{{- if .scrapeClassicHistograms }}
+scrapeClassicHistograms: true
+{{- end }}
+{{- if .bucketLimit }}
+nativeHistogramBucketLimit: {{ .bucketLimit }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end -}}

@@ -114,6 +114,14 @@ public interface SidecarConfig {
         /** gen_ai.provider.name on spans and OTLP metrics: the API the clients speak. */
         @WithDefault("openai")
         String providerName();
+
+        /**
+         * The GenAI semantic-convention version of the OTLP names: latest (what the sidecar emits by default) or
+         * v1.36 (gen_ai.system for gen_ai.provider.name); gen_ai_latest_experimental in OTEL_SEMCONV_STABILITY_OPT_IN
+         * selects latest whatever this says (docs/otel.md).
+         */
+        @WithDefault("latest")
+        String semconv();
     }
 
     interface Metrics {
@@ -137,6 +145,29 @@ public interface SidecarConfig {
 
         /** Models always kept as their own label value, whatever the cap (e.g. the served model names). */
         Optional<List<String>> pinnedModels();
+
+        /**
+         * The latency histograms on /q/metrics: classic (buckets at the preset's bounds, every format), native
+         * (Prometheus native histograms: one series per label set, sent only to a scraper that negotiates protobuf)
+         * or both (one histogram with both: protobuf scrapers store the native one, text scrapers the classic
+         * buckets).
+         */
+        @WithDefault("both")
+        String histograms();
+
+        /**
+         * Native histograms: most buckets per label set in a scrape; past it the resolution is halved (about 2.2 %
+         * bucket width at full resolution, 4.4 % after one halving).
+         */
+        @WithDefault("160")
+        int nativeMaxBuckets();
+
+        /**
+         * OTLP histograms: explicit (the preset's bounds as bucket advice) or exponential (base-2 exponential
+         * histograms, at most native-max-buckets buckets).
+         */
+        @WithDefault("explicit")
+        String otlpHistograms();
     }
 
     /** Service-level objectives; see docs/slo.md. */
@@ -294,6 +325,18 @@ public interface SidecarConfig {
 
         /** Price per million output tokens, for a per-token price instead of GPU-hours. */
         Optional<Double> outputPricePerMillion();
+
+        /**
+         * Price per million input tokens read from the prefix cache (the usage's cached tokens), when they are priced
+         * apart; unset: the input price.
+         */
+        Optional<Double> cachedInputPricePerMillion();
+
+        /**
+         * Price per million output tokens spent on reasoning (the usage's reasoning tokens), when they are priced
+         * apart; unset: the output price.
+         */
+        Optional<Double> reasoningOutputPricePerMillion();
 
         /** Window of the live cost-per-million-tokens gauges. */
         @WithDefault("PT5M")

@@ -1,54 +1,46 @@
 package dev.llmsidecar.export;
 
-import io.micrometer.prometheus.PrometheusMeterRegistry;
-import io.prometheus.client.exporter.common.TextFormat;
+import io.prometheus.metrics.expositionformats.ExpositionFormatWriter;
+import io.prometheus.metrics.expositionformats.ExpositionFormats;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.quarkus.runtime.annotations.RegisterForReflection;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 
-/** Renders the registry in the format a scraper asked for. */
+/**
+ * Renders a Prometheus registry in the format the scraper asked for, as the Prometheus client libraries negotiate
+ * it: Prometheus with native histograms on asks for protobuf first (the only format that carries them), then
+ * OpenMetrics (with the trace-id exemplars); a client that asks for nothing in particular gets the 0.0.4 text format.
+ *
+ * <p>client_java finds its protobuf writer by name ({@code PrometheusProtobufWriter} loads {@code ...internal.
+ * PrometheusProtobufWriterImpl} with {@code Class.forName} and its constructor by reflection), so a native image
+ * needs that class registered, or protobuf would silently be missing (docs/native.md).
+ */
+@RegisterForReflection(classNames = "io.prometheus.metrics.expositionformats.internal.PrometheusProtobufWriterImpl")
 public final class MetricsScrape {
 
-    private MetricsScrape() {
-    }
+    private final ExpositionFormats formats = ExpositionFormats.init();
 
     /**
-     * @param accept the scraper's Accept header (Prometheus asks for OpenMetrics first)
+     * @param accept the scraper's Accept header, or null
      * @return the content type chosen and the body
      */
-    public static Rendered render(PrometheusMeterRegistry registry, String accept) {
-        String type = TextFormat.chooseContentType(accept);
-        String body = registry.scrape(type);
-        return new Rendered(type, type.equals(TextFormat.CONTENT_TYPE_OPENMETRICS_100) ? withoutCountExemplars(body) : body);
-    }
-
-    public record Rendered(String contentType, String body) {
-    }
-
-    /**
-     * Micrometer puts the last bucket exemplar on each histogram's {@code _count} line too, and Prometheus before
-     * 2.43 (Debian 12 ships 2.42) rejects the whole scrape for it ("metric name ..._count does not support
-     * exemplars"). Bucket exemplars stay.
-     */
-    static String withoutCountExemplars(String openMetrics) {
-        StringBuilder out = new StringBuilder(openMetrics.length());
-        int start = 0;
-        while (start < openMetrics.length()) {
-            int end = openMetrics.indexOf('\n', start);
-            end = end < 0 ? openMetrics.length() : end + 1;
-            int exemplar = openMetrics.indexOf(" # {", start);
-            if (exemplar >= 0 && exemplar < end && isCountSample(openMetrics, start, exemplar)) {
-                out.append(openMetrics, start, exemplar).append('\n');
-            } else {
-                out.append(openMetrics, start, end);
-            }
-            start = end;
+    public Rendered render(PrometheusRegistry registry, String accept) {
+        ExpositionFormatWriter writer = formats.findWriter(accept);
+        ByteArrayOutputStream out = new ByteArrayOutputStream(64 * 1024);
+        try {
+            writer.write(out, registry.scrape());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
-        return out.toString();
+        return new Rendered(writer.getContentType(), out.toByteArray());
     }
 
-    private static boolean isCountSample(String text, int lineStart, int limit) {
-        int nameEnd = lineStart;
-        while (nameEnd < limit && text.charAt(nameEnd) != '{' && text.charAt(nameEnd) != ' ') {
-            nameEnd++;
+    public record Rendered(String contentType, byte[] body) {
+        /** The body as text (not for protobuf). */
+        public String text() {
+            return new String(body, java.nio.charset.StandardCharsets.UTF_8);
         }
-        return text.startsWith("_count", nameEnd - 6);
     }
 }

@@ -2,12 +2,15 @@ package dev.llmsidecar.export;
 
 import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.export.contract.Buckets;
-import dev.llmsidecar.export.contract.MicrometerRecorder;
+import dev.llmsidecar.export.contract.GenAiConventions;
+import dev.llmsidecar.export.contract.HistogramMode;
+import dev.llmsidecar.export.contract.PrometheusRecorder;
 import dev.llmsidecar.export.contract.OtelRecorder;
 import dev.llmsidecar.export.contract.Recorder;
 import dev.llmsidecar.export.contract.Recorders;
 import dev.llmsidecar.export.otel.OtelPipeline;
 import dev.llmsidecar.export.otel.RequestTracing;
+import dev.llmsidecar.export.otel.TraceExemplars;
 import dev.llmsidecar.observe.TrafficObserver;
 import dev.llmsidecar.slo.GoodputWindows;
 import dev.llmsidecar.slo.SloPolicy;
@@ -50,10 +53,12 @@ public final class SidecarTelemetry implements AutoCloseable {
                 m.tokenBuckets().orElse(List.of()), policy.thresholdsSeconds());
         // one contract, two backends: Prometheus always, OTLP when it is on
         List<Recorder> backends = new ArrayList<>();
-        backends.add(new MicrometerRecorder(registry, buckets));
+        backends.add(new PrometheusRecorder(registry, buckets, new PrometheusRecorder.Histograms(
+                HistogramMode.of(m.histograms()), m.nativeMaxBuckets(), TraceExemplars.of(otel))));
+        GenAiConventions conventions = GenAiConventions.of(config.otel().semconv(), otel.semconvOptIn());
         if (otel.enabled()) {
             backends.add(new OtelRecorder(otel.openTelemetry().getMeter(OtelPipeline.METER_NAME), buckets,
-                    otel.producedHistograms()));
+                    otel.producedHistograms(), conventions));
         }
         this.tenants = new TenantLabels(config.tenants());
         Recorders.checkTenantSeries(config.tenants().series()); // also while tenants are off: a typo shows at once
@@ -67,7 +72,7 @@ public final class SidecarTelemetry implements AutoCloseable {
         this.goodput = new GoodputWindows(nanoClock, config.windows().durations());
         this.windows = new LiveWindows(recorders, config.windows(), nanoClock);
         this.history = new LiveHistory(LiveWindows.label(goodput.windows().get(0)));
-        this.tracing = RequestTracing.of(otel, provider);
+        this.tracing = RequestTracing.of(otel, provider, conventions);
         this.saturation = new SaturationMetrics(recorders, config.saturation(), metrics::inFlight, nanoClock);
         this.reporter = new RequestReporter(metrics, policy, new SloMetrics(recorders, policy.objectives()), goodput,
                 windows, tenants, saturation, new WorkMetrics(recorders, config.cost(), nanoClock));

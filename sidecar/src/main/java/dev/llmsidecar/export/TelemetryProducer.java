@@ -3,7 +3,7 @@ package dev.llmsidecar.export;
 import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.export.otel.OtelPipeline;
 import dev.llmsidecar.observe.TrafficObserver;
-import io.micrometer.prometheus.PrometheusMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import io.vertx.core.Vertx;
@@ -45,7 +45,8 @@ public class TelemetryProducer {
     public synchronized SidecarTelemetry telemetry() {
         if (telemetry == null) {
             telemetry = new SidecarTelemetry(registry, config, System::nanoTime,
-                    OtelPipeline.create(otelSettings(mpConfig), registry));
+                    OtelPipeline.create(otelSettings(mpConfig), registry, OtelPipeline.Histograms.of(
+                            config.metrics().otlpHistograms(), config.metrics().nativeMaxBuckets())));
         }
         return telemetry;
     }

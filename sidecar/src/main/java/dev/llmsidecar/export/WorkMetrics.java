@@ -35,7 +35,8 @@ public final class WorkMetrics {
     private static final int USEFUL = 2;
 
     /** How serving is priced; null fields: not that way. */
-    private record Price(Double gpuHour, int gpus, double inputPerMillion, double outputPerMillion) {
+    private record Price(Double gpuHour, int gpus, double inputPerMillion, double outputPerMillion,
+            double cachedInputPerMillion, double reasoningOutputPerMillion) {
         boolean perToken() {
             return gpuHour == null;
         }
@@ -63,7 +64,8 @@ public final class WorkMetrics {
     }
 
     private static Price price(SidecarConfig.Cost c) {
-        boolean perToken = c.inputPricePerMillion().isPresent() || c.outputPricePerMillion().isPresent();
+        boolean perToken = c.inputPricePerMillion().isPresent() || c.outputPricePerMillion().isPresent()
+                || c.cachedInputPricePerMillion().isPresent() || c.reasoningOutputPricePerMillion().isPresent();
         if (c.gpuHourPrice().isPresent() && perToken) {
             throw new IllegalArgumentException("sidecar.cost: set gpu-hour-price or the per-million token prices, "
                     + "not both");
@@ -73,11 +75,13 @@ public final class WorkMetrics {
         }
         double in = c.inputPricePerMillion().orElse(0.0);
         double out = c.outputPricePerMillion().orElse(0.0);
+        double cachedIn = c.cachedInputPricePerMillion().orElse(in);
+        double reasoningOut = c.reasoningOutputPricePerMillion().orElse(out);
         Double gpuHour = c.gpuHourPrice().orElse(null);
-        if (in < 0 || out < 0 || (gpuHour != null && gpuHour < 0)) {
+        if (in < 0 || out < 0 || cachedIn < 0 || reasoningOut < 0 || (gpuHour != null && gpuHour < 0)) {
             throw new IllegalArgumentException("sidecar.cost: prices cannot be negative");
         }
-        return gpuHour == null && !perToken ? null : new Price(gpuHour, c.gpus(), in, out);
+        return gpuHour == null && !perToken ? null : new Price(gpuHour, c.gpus(), in, out, cachedIn, reasoningOut);
     }
 
     /**
@@ -112,11 +116,24 @@ public final class WorkMetrics {
             window.add(USEFUL, output);
         }
         if (price.perToken()) {
-            double spend = (Math.max(0, r.promptTokens()) * price.inputPerMillion()
-                    + output * price.outputPerMillion()) / 1e6;
+            double spend = tokenSpend(r, output);
             recorders.count(COST_SPEND, spend, LabelValues.of(MODEL, model).and(TENANT, tenant));
             window.add(COST, spend);
         }
+    }
+
+    /**
+     * What a request's tokens cost at per-token prices: cached input tokens (part of the prompt tokens, as servers
+     * count them) at the cached-input price, reasoning tokens (part of the output) at the reasoning price, the rest
+     * at the input and output prices. A count the server did not report is priced as the plain kind.
+     */
+    private double tokenSpend(RequestResult r, long output) {
+        long prompt = Math.max(0, r.promptTokens());
+        long cached = Math.min(prompt, Math.max(0, r.cachedTokens()));
+        long reasoning = Math.min(output, Math.max(0, r.reasoningTokens()));
+        return ((prompt - cached) * price.inputPerMillion() + cached * price.cachedInputPerMillion()
+                + (output - reasoning) * price.outputPerMillion() + reasoning * price.reasoningOutputPerMillion())
+                / 1e6;
     }
 
     /** GPU cost of {@code nanos} of serving. */

@@ -16,6 +16,7 @@ package dev.llmsidecar.timeline;
  * @param tokenChunks token-bearing chunks seen
  * @param serverTimings what the engine reported about its own queue and first-token time, or null
  * @param responseModel the model the response named (OTel {@code gen_ai.response.model}), or null
+ * @param reasoningTokens output tokens the engine reported as reasoning (part of outputTokens), or -1
  */
 public record RequestResult(
         boolean streaming,
@@ -37,7 +38,8 @@ public record RequestResult(
         int undecodableChunks,
         ItlSamples itl,
         dev.llmsidecar.wire.ServerTimings serverTimings,
-        String responseModel) {
+        String responseModel,
+        long reasoningTokens) {
 
     /** Builds a result by name: seven durations side by side must not be swappable by position. */
     public static Builder builder(boolean streaming, Outcome outcome, int status) {
@@ -66,6 +68,7 @@ public record RequestResult(
         private ItlSamples itl = ItlSamples.NONE;
         private dev.llmsidecar.wire.ServerTimings serverTimings;
         private String responseModel;
+        private long reasoningTokens = -1;
 
         private Builder(boolean streaming, Outcome outcome, int status) {
             this.streaming = streaming;
@@ -146,11 +149,17 @@ public record RequestResult(
             return this;
         }
 
+        /** Reasoning tokens the engine reported, -1 when it did not. */
+        public Builder reasoningTokens(long tokens) {
+            this.reasoningTokens = tokens;
+            return this;
+        }
+
         public RequestResult build() {
             return new RequestResult(streaming, outcome, status, ttftNanos, ttfcNanos, firstReasoningNanos,
                     firstContentNanos, e2eNanos, tpotNanos, upstreamHeadersNanos, outputTokens, outputTokenSource,
                     promptTokens, cachedTokens, finishReason, tokenChunks, undecodableChunks, itl, serverTimings,
-                    responseModel);
+                    responseModel, reasoningTokens);
         }
     }
 }

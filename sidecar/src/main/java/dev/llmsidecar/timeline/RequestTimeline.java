@@ -222,6 +222,7 @@ public final class RequestTimeline implements TokenEventSink {
                 .promptTokens(usage == null ? -1 : usage.promptTokens(), usage == null ? -1 : usage.cachedTokens())
                 .finishReason(finishReason).chunks(chunks, undecodable).itl(itlSamples(outputTokens, source))
                 .serverTimings(serverTimings).responseModel(responseModel)
+                .reasoningTokens(usage == null ? -1 : usage.reasoningTokens())
                 .build();
         return result;
     }

@@ -8,7 +8,7 @@ import dev.llmsidecar.export.MetricsScrape;
 import dev.llmsidecar.export.contract.Buckets;
 import dev.llmsidecar.export.contract.Contract;
 import dev.llmsidecar.export.contract.CumulativeHistogram;
-import dev.llmsidecar.export.contract.MicrometerRecorder;
+import dev.llmsidecar.export.contract.PrometheusRecorder;
 import dev.llmsidecar.export.contract.OtelHistogramProducer;
 import dev.llmsidecar.export.contract.OtelRecorder;
 import dev.llmsidecar.export.contract.Recorders;
@@ -17,8 +17,8 @@ import dev.llmsidecar.support.CollectingMetricReader;
 import dev.llmsidecar.support.Waits;
 import dev.llmsidecar.testkit.OtlpReceiver;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.micrometer.prometheus.PrometheusConfig;
-import io.micrometer.prometheus.PrometheusMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.sdk.metrics.SdkMeterProvider;
@@ -26,7 +26,6 @@ import io.opentelemetry.sdk.metrics.data.AggregationTemporality;
 import io.opentelemetry.sdk.metrics.data.HistogramPointData;
 import io.opentelemetry.sdk.metrics.data.MetricData;
 import io.opentelemetry.sdk.metrics.data.MetricDataType;
-import io.prometheus.client.exporter.common.TextFormat;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
@@ -88,7 +87,7 @@ class EnginePhaseExportTest {
     @Test
     void prometheusGetsAClassicHistogramWithTheEnginesBounds() {
         serve(EngineSamples.text("vllm.txt"));
-        start(Recorders.of(new MicrometerRecorder(registry, buckets)));
+        start(Recorders.of(new PrometheusRecorder(registry, buckets)));
         eventually("phases exported", () -> registry.scrape().contains(PHASE + "_count"));
 
         String text = registry.scrape();
@@ -117,17 +116,18 @@ class EnginePhaseExportTest {
         assertThat(value(samples, "llm_sidecar_engine_spec_decode_accepted_tokens_total")).isEqualTo(331_144.0);
 
         // OpenMetrics, as Prometheus asks for it on /q/metrics
-        String openMetrics = MetricsScrape.render(registry, TextFormat.CONTENT_TYPE_OPENMETRICS_100).body();
+        String openMetrics = new MetricsScrape().render(registry.getPrometheusRegistry(),
+                "application/openmetrics-text;version=1.0.0").text();
         assertThat(openMetrics).contains("# TYPE " + PHASE + " histogram\n")
-                .contains(PHASE + "_bucket{phase=\"queue\",le=\"0.3\"} 2252.0\n")
-                .contains(PHASE + "_bucket{phase=\"queue\",le=\"+Inf\"} 3549.0\n")
+                .contains(PHASE + "_bucket{phase=\"queue\",le=\"0.3\"} 2252\n")
+                .contains(PHASE + "_bucket{phase=\"queue\",le=\"+Inf\"} 3549\n")
                 .endsWith("# EOF\n");
     }
 
     @Test
     void enginesWithoutAPhaseHaveNoLinesForIt() {
         serve(EngineSamples.text("tgi.txt"));
-        start(Recorders.of(new MicrometerRecorder(registry, buckets)));
+        start(Recorders.of(new PrometheusRecorder(registry, buckets)));
         eventually("phases exported", () -> registry.scrape().contains(PHASE + "_count"));
         List<Sample> samples = ExpositionParser.parse(registry.scrape()).samples();
         assertThat(samples.stream().filter(s -> s.name().equals(PHASE + "_count")).map(s -> s.labels().get("phase")))
@@ -166,7 +166,7 @@ class EnginePhaseExportTest {
     void aFailedScrapeTakesThePhasesOutOfBothBackendsAndARestartStartsTheOtlpSeriesAnew() throws Exception {
         String vllm = EngineSamples.text("vllm.txt");
         serve(vllm);
-        start(Recorders.of(new MicrometerRecorder(registry, buckets),
+        start(Recorders.of(new PrometheusRecorder(registry, buckets),
                 new OtelRecorder(provider.get("test"), buckets, produced)));
         eventually("phases exported", () -> registry.scrape().contains(PHASE + "_count"));
         long start = point(phaseMetric(reader.collect()), "queue").getStartEpochNanos();
@@ -184,7 +184,7 @@ class EnginePhaseExportTest {
         // back, same counts: the same cumulative series
         serve(vllm);
         eventually("engine up again", () -> scraper.up());
-        assertThat(registry.scrape()).contains(PHASE + "_bucket{phase=\"queue\",le=\"0.3\",} 2252.0");
+        assertThat(registry.scrape()).contains(PHASE + "_bucket{phase=\"queue\",le=\"0.3\"} 2252");
         assertThat(point(phaseMetric(reader.collect()), "queue").getStartEpochNanos()).isEqualTo(start);
 
         // the engine restarted: its counts fell, the OTLP series starts again (Prometheus sees the counter reset)
@@ -201,7 +201,7 @@ class EnginePhaseExportTest {
         assertThat(restarted.getStartEpochNanos()).isGreaterThan(start);
         assertThat(restarted.getBoundaries()).containsExactly(0.3);
         assertThat(restarted.getCounts()).containsExactly(1L, 1L);
-        assertThat(registry.scrape()).contains(PHASE + "_bucket{phase=\"queue\",le=\"+Inf\",} 2.0")
+        assertThat(registry.scrape()).contains(PHASE + "_bucket{phase=\"queue\",le=\"+Inf\"} 2")
                 .doesNotContain("phase=\"prefill\"");
     }
 
@@ -241,7 +241,7 @@ class EnginePhaseExportTest {
     void aRegistryOtherThanPrometheusSkipsThePhasesAndKeepsTheRest() {
         SimpleMeterRegistry simple = new SimpleMeterRegistry();
         serve(EngineSamples.text("vllm.txt"));
-        start(Recorders.of(new MicrometerRecorder(simple, buckets)));
+        start(Recorders.of(new PrometheusRecorder(simple, buckets)));
         eventually("engine up", () -> scraper.up());
         assertThat(simple.find(Contract.ENGINE_PROMPT_TOKENS.name()).functionCounter().count())
                 .isEqualTo(2_672_667.0);

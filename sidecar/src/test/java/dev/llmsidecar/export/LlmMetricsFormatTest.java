@@ -7,8 +7,8 @@ import dev.llmsidecar.support.Scrape;
 import dev.llmsidecar.support.TestConfigs;
 import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.timeline.RequestTimeline;
-import io.micrometer.prometheus.PrometheusConfig;
-import io.micrometer.prometheus.PrometheusMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 

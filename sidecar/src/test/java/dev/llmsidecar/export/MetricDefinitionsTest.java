@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.within;
 
 import dev.llmsidecar.export.contract.Buckets;
 import dev.llmsidecar.export.contract.Contract;
-import dev.llmsidecar.export.contract.MicrometerRecorder;
+import dev.llmsidecar.export.contract.PrometheusRecorder;
 import dev.llmsidecar.export.contract.OtelRecorder;
 import dev.llmsidecar.export.contract.Recorders;
 import dev.llmsidecar.support.CollectingMetricReader;
@@ -15,8 +15,8 @@ import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.timeline.RequestResult;
 import dev.llmsidecar.timeline.RequestTimeline;
 import dev.llmsidecar.wire.Usage;
-import io.micrometer.prometheus.PrometheusConfig;
-import io.micrometer.prometheus.PrometheusMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.opentelemetry.sdk.metrics.SdkMeterProvider;
 import io.opentelemetry.sdk.metrics.data.HistogramPointData;
 import io.opentelemetry.sdk.metrics.data.MetricData;
@@ -38,7 +38,7 @@ class MetricDefinitionsTest {
     final CollectingMetricReader otlp = new CollectingMetricReader();
     final SdkMeterProvider provider = SdkMeterProvider.builder().registerMetricReader(otlp).build();
     final Buckets buckets = new Buckets(Buckets.Preset.DEFAULT, List.of(), List.of(), List.of());
-    final LlmMetrics metrics = new LlmMetrics(Recorders.of(new MicrometerRecorder(registry, buckets),
+    final LlmMetrics metrics = new LlmMetrics(Recorders.of(new PrometheusRecorder(registry, buckets),
             new OtelRecorder(provider.get("test"), buckets)),
             TestConfigs.sidecar("http://127.0.0.1:1", Map.of()).metrics(), LlmMetrics.Upstream.NONE);
 

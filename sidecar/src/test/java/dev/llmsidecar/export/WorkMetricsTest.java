@@ -12,8 +12,8 @@ import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.timeline.RequestResult;
 import dev.llmsidecar.timeline.RequestTimeline;
 import dev.llmsidecar.wire.Usage;
-import io.micrometer.prometheus.PrometheusConfig;
-import io.micrometer.prometheus.PrometheusMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -83,6 +83,46 @@ class WorkMetricsTest {
         assertThat(s.text()).doesNotContain("llm_sidecar_cost_gpu_spend");
         clock.addAndGet(Duration.ofMinutes(6).toNanos());
         assertThat(scrape().sum("llm_sidecar_cost_per_million_output_tokens")).as("window passed").isNaN();
+    }
+
+    /**
+     * Cached input and reasoning output tokens at their own prices: where prefix caching is heavy the input is mostly
+     * cheap, and a reasoning model's thinking may cost what its answer does or not.
+     */
+    @Test
+    void cachedInputAndReasoningOutputTokensHaveTheirOwnPrices() {
+        WorkMetrics w = work(Map.of("sidecar.cost.input-price-per-million", "1.0",
+                "sidecar.cost.cached-input-price-per-million", "0.1",
+                "sidecar.cost.output-price-per-million", "4.0",
+                "sidecar.cost.reasoning-output-price-per-million", "2.0"));
+        // 10,000 prompt tokens of which 9,000 cached; 1,000 output tokens of which 600 reasoning
+        w.record("m", "", request(10_000, 9_000, 1_000, 600, Outcome.OK), GOOD);
+        double expected = (1_000 * 1.0 + 9_000 * 0.1 + 400 * 4.0 + 600 * 2.0) / 1e6; // 0.0047
+        assertThat(scrape().sum("llm_sidecar_cost_spend_total")).isCloseTo(expected, within(1e-12));
+        // what the engine does not report is priced as the plain kind
+        w.record("m", "", request(1_000, 500, Outcome.OK), GOOD);
+        assertThat(scrape().sum("llm_sidecar_cost_spend_total")).isCloseTo(expected + (1_000 * 1.0 + 500 * 4.0) / 1e6,
+                within(1e-12));
+        // cost per million good tokens: 0.0077 over 1,500 useful output tokens
+        assertThat(scrape().sum("llm_sidecar_cost_per_million_useful_output_tokens")).isCloseTo(
+                (expected + 0.003) / 1_500 * 1e6, within(1e-9));
+    }
+
+    @Test
+    void withoutTheirOwnPricesCachedAndReasoningTokensCostThePlainPrices() {
+        WorkMetrics w = work(Map.of("sidecar.cost.input-price-per-million", "1.0",
+                "sidecar.cost.output-price-per-million", "4.0"));
+        w.record("m", "", request(10_000, 9_000, 1_000, 600, Outcome.OK), GOOD);
+        assertThat(scrape().sum("llm_sidecar_cost_spend_total")).isCloseTo((10_000 * 1.0 + 1_000 * 4.0) / 1e6,
+                within(1e-12));
+    }
+
+    /** The same, with cached prompt tokens and reasoning output tokens reported. */
+    static RequestResult request(long input, long cached, long output, long reasoning, Outcome outcome) {
+        RequestTimeline t = new RequestTimeline(0, true, RequestTimeline.LiveListener.NONE);
+        t.onTokenChunk(10 * MS, false, -1);
+        t.onUsage(new Usage(input, output, cached, reasoning));
+        return t.finish(100 * MS, outcome, 200);
     }
 
     @Test

@@ -100,7 +100,9 @@ class ResponsesEventFuzzTest {
                 }
                 case "usage" -> usage = v.isObject() ? new Usage(count(v, "input_tokens"), count(v, "output_tokens"),
                         v.path("input_tokens_details").isObject() ? count(v.get("input_tokens_details"),
-                                "cached_tokens") : -1) : null;
+                                "cached_tokens") : -1,
+                        v.path("output_tokens_details").isObject() ? count(v.get("output_tokens_details"),
+                                "reasoning_tokens") : -1) : null;
                 default -> {
                 }
             }

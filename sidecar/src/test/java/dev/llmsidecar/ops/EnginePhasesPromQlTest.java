@@ -6,8 +6,8 @@ import static org.assertj.core.api.Assertions.within;
 import dev.llmsidecar.engine.EngineMetricsScraper;
 import dev.llmsidecar.export.MetricsScrape;
 import dev.llmsidecar.export.contract.Recorders;
-import io.micrometer.prometheus.PrometheusConfig;
-import io.micrometer.prometheus.PrometheusMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
@@ -50,8 +50,8 @@ class EnginePhasesPromQlTest {
             await(scraper.start());
             HttpServer management = await(vertx.createHttpServer(new HttpServerOptions().setHost("127.0.0.1")
                     .setPort(0)).requestHandler(req -> {
-                        MetricsScrape.Rendered scrape = MetricsScrape.render(registry, req.getHeader("accept"));
-                        req.response().putHeader("content-type", scrape.contentType()).end(scrape.body());
+                        MetricsScrape.Rendered scrape = new MetricsScrape().render(registry.getPrometheusRegistry(), req.getHeader("accept"));
+                        req.response().putHeader("content-type", scrape.contentType()).end(io.vertx.core.buffer.Buffer.buffer(scrape.body()));
                     }).listen());
             String config = """
                     global:

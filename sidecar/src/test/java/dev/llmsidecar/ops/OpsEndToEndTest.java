@@ -14,7 +14,6 @@ import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
 import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
 import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
-import io.prometheus.client.exporter.common.TextFormat;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -43,7 +42,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -89,8 +89,14 @@ class OpsEndToEndTest {
     @TempDir
     Path tmp;
 
-    @Test
-    void prometheusScrapesTheSidecarAndEveryRuleAndPanelReturnsDataAndTheBurnRateAlertGoesPending() throws Exception {
+    /**
+     * @param nativeHistograms Prometheus with native histograms on: it scrapes protobuf and stores the sidecar's
+     *     histograms as native ones only, so every rule and panel must also read those
+     */
+    @ParameterizedTest(name = "native histograms: {0}")
+    @ValueSource(booleans = {false, true})
+    void prometheusScrapesTheSidecarAndEveryRuleAndPanelReturnsDataAndTheBurnRateAlertGoesPending(
+            boolean nativeHistograms) throws Exception {
         Path prometheusBinary = OpsTools.require("prometheus", "apt-get install prometheus");
         EngineBehaviour engine = EngineBehaviour.defaults().withTiming(Duration.ofMillis(40), Duration.ofMillis(4))
                 .withOutputTokens(8).withCachedTokenRatio(0.5).withSlots(6).withPerRequestMetrics(true)
@@ -150,8 +156,8 @@ class OpsEndToEndTest {
             HttpServer management = f.vertx.createHttpServer(new HttpServerOptions().setHost("127.0.0.1").setPort(0));
             // content negotiation as on /q/metrics: Prometheus asks for OpenMetrics (exemplars) first
             management.requestHandler(req -> {
-                MetricsScrape.Rendered scrape = MetricsScrape.render(f.registry, req.getHeader("accept"));
-                req.response().putHeader("content-type", scrape.contentType()).end(scrape.body());
+                MetricsScrape.Rendered scrape = new MetricsScrape().render(f.registry.getPrometheusRegistry(), req.getHeader("accept"));
+                req.response().putHeader("content-type", scrape.contentType()).end(io.vertx.core.buffer.Buffer.buffer(scrape.body()));
             });
             int managementPort = ProxyFixture.await(management.listen()).actualPort();
             System.gc(); // so jvm_gc_pause_seconds has a sample
@@ -171,30 +177,24 @@ class OpsEndToEndTest {
                             labels: {namespace: ops-e2e, pod: llm-sidecar-e2e-0}
                     """.formatted(RULES, managementPort);
             Traffic traffic = new Traffic(f);
-            try (PrometheusServer prom = PrometheusServer.start(prometheusBinary, tmp, promConfig)) {
+            try (PrometheusServer prom = PrometheusServer.start(prometheusBinary, tmp, promConfig,
+                    nativeHistograms ? "native-histograms,exemplar-storage" : "exemplar-storage")) {
                 traffic.start();
                 sleep(HEALTHY);
                 // for diagnosis: the OpenMetrics form, with trace-id exemplars
-                String openMetrics = f.registry.scrape(TextFormat.CONTENT_TYPE_OPENMETRICS_100);
+                String openMetrics = f.registry.scrape("application/openmetrics-text; version=1.0.0; charset=utf-8");
                 Files.writeString(OpsTools.outDir().resolve("e2e-scrape.openmetrics.txt"), openMetrics);
                 assertThat(openMetrics).containsPattern(
                         "gen_ai_server_time_to_first_token_seconds_bucket\\{.*\\} \\S+ # \\{.*trace_id=\"[0-9a-f]{32}\"");
                 waitForScrapes(prom);
-                // Prometheus stored the bucket exemplars, and they name spans the OTLP receiver got
-                f.telemetry.otel().flush();
-                JsonArray exemplars = prom.api("/api/v1/query_exemplars?query="
-                        + URLEncoder.encode("gen_ai_server_time_to_first_token_seconds_bucket", StandardCharsets.UTF_8)
-                        + "&start=" + (System.currentTimeMillis() / 1000 - 300) + "&end="
-                        + (System.currentTimeMillis() / 1000 + 60)).getJsonArray("data");
-                List<String> exemplarTraces = new ArrayList<>();
-                exemplars.forEach(series -> ((JsonObject) series).getJsonArray("exemplars").forEach(
-                        e -> exemplarTraces.add(((JsonObject) e).getJsonObject("labels").getString("trace_id"))));
-                assertThat(exemplarTraces).as("stored TTFT exemplars: " + exemplars).isNotEmpty();
-                java.util.Set<String> spanTraces = new java.util.HashSet<>();
-                receiver.spans().forEach(s -> spanTraces.add(java.util.HexFormat.of().formatHex(s.getTraceId().toByteArray())));
-                // (requests still running have an exemplar but no exported span yet)
-                assertThat(exemplarTraces).anyMatch(spanTraces::contains);
-
+                if (nativeHistograms) {
+                    // the histograms are native, and Prometheus 2.42 keeps no exemplars of native histograms
+                    assertThat(PrometheusServer.result(prom.query("gen_ai_server_time_to_first_token_seconds_bucket")))
+                            .isEmpty();
+                    assertThat(single(prom, "count(gen_ai_server_time_to_first_token_seconds)")).isPositive();
+                } else {
+                    assertStoredExemplarsNameExportedSpans(prom, f, receiver);
+                }
                 // healthy: data flows, burn rate low, no page
                 assertThat(single(prom, "up{job=\"llm-sidecar\"}")).isEqualTo(1.0);
                 double healthyBurn = single(prom,
@@ -241,6 +241,23 @@ class OpsEndToEndTest {
         } finally {
             ProxyFixture.await(otlpVertx.close());
         }
+    }
+
+    /** Prometheus stored the bucket exemplars, and they name spans the OTLP receiver got. */
+    static void assertStoredExemplarsNameExportedSpans(PrometheusServer prom, ProxyFixture f, OtlpReceiver receiver) {
+        f.telemetry.otel().flush();
+        JsonArray exemplars = prom.api("/api/v1/query_exemplars?query="
+                + URLEncoder.encode("gen_ai_server_time_to_first_token_seconds_bucket", StandardCharsets.UTF_8)
+                + "&start=" + (System.currentTimeMillis() / 1000 - 300) + "&end="
+                + (System.currentTimeMillis() / 1000 + 60)).getJsonArray("data");
+        List<String> exemplarTraces = new ArrayList<>();
+        exemplars.forEach(series -> ((JsonObject) series).getJsonArray("exemplars").forEach(
+                e -> exemplarTraces.add(((JsonObject) e).getJsonObject("labels").getString("trace_id"))));
+        assertThat(exemplarTraces).as("stored TTFT exemplars: " + exemplars).isNotEmpty();
+        java.util.Set<String> spanTraces = new java.util.HashSet<>();
+        receiver.spans().forEach(s -> spanTraces.add(java.util.HexFormat.of().formatHex(s.getTraceId().toByteArray())));
+        // (requests still running have an exemplar but no exported span yet)
+        assertThat(exemplarTraces).anyMatch(spanTraces::contains);
     }
 
     /** Every recording rule of the loaded rule files: healthy and returning at least one sample. */

@@ -31,6 +31,11 @@ final class PrometheusServer implements AutoCloseable {
 
     /** Starts prometheus with {@code config} (YAML) in {@code dir}; waits (at most 60 s) until /-/ready. */
     static PrometheusServer start(Path binary, Path dir, String config) throws Exception {
+        return start(binary, dir, config, "exemplar-storage");
+    }
+
+    /** The same, with these feature flags (e.g. native-histograms). */
+    static PrometheusServer start(Path binary, Path dir, String config, String features) throws Exception {
         Path configFile = dir.resolve("prometheus.yml");
         Files.writeString(configFile, config);
         IllegalStateException last = null;
@@ -39,7 +44,7 @@ final class PrometheusServer implements AutoCloseable {
             Path log = dir.resolve("prometheus-" + attempt + ".log");
             Process p = new ProcessBuilder(binary.toString(), "--config.file=" + configFile,
                     "--storage.tsdb.path=" + dir.resolve("data-" + attempt),
-                    "--web.listen-address=127.0.0.1:" + port, "--enable-feature=exemplar-storage",
+                    "--web.listen-address=127.0.0.1:" + port, "--enable-feature=" + features,
                     "--log.level=warn")
                     .redirectErrorStream(true).redirectOutput(log.toFile()).start();
             PrometheusServer server = new PrometheusServer(p, log, port);

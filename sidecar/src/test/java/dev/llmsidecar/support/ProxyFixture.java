@@ -3,12 +3,11 @@ package dev.llmsidecar.support;
 import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.export.SidecarTelemetry;
 import dev.llmsidecar.export.otel.OtelPipeline;
-import dev.llmsidecar.export.otel.TraceExemplars;
 import dev.llmsidecar.proxy.ProxyServer;
 import dev.llmsidecar.sim.EngineBehaviour;
 import dev.llmsidecar.sim.SimulatedEngine;
-import io.micrometer.prometheus.PrometheusConfig;
-import io.micrometer.prometheus.PrometheusMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.MultiMap;
 import io.vertx.core.Vertx;
@@ -34,10 +33,8 @@ public final class ProxyFixture implements AutoCloseable {
     public final SimulatedEngine engine;
     public final int enginePort;
     public final int proxyPort;
-    // with the trace exemplar sampler, like the application's registry
-    public final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT,
-            new io.prometheus.client.CollectorRegistry(), io.micrometer.core.instrument.Clock.SYSTEM,
-            TraceExemplars.sampler());
+    // exemplars come from the OpenTelemetry pipeline's spans, when one is given (SidecarTelemetry)
+    public final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     public final SidecarTelemetry telemetry;
     private final ProxyServer proxy;
     private final HttpClient client;
@@ -80,7 +77,9 @@ public final class ProxyFixture implements AutoCloseable {
         SidecarConfig sidecar = TestConfigs.sidecar(
                 upstreamOverride != null ? upstreamOverride : "http://127.0.0.1:" + enginePort, config);
         telemetry = new SidecarTelemetry(registry, sidecar, System::nanoTime,
-                otelSettings == null ? OtelPipeline.disabled() : OtelPipeline.create(otelSettings, registry));
+                otelSettings == null ? OtelPipeline.disabled() : OtelPipeline.create(otelSettings, registry,
+                        OtelPipeline.Histograms.of(sidecar.metrics().otlpHistograms(),
+                                sidecar.metrics().nativeMaxBuckets())));
         // the proxy on the event loops of the fixture's Vert.x, as the application runs it on the application's
         proxy = new ProxyServer(vertx.nettyEventLoopGroup(), sidecar, telemetry.traffic(),
                 ProxyServer.Settings.DEFAULTS);

@@ -1,6 +1,6 @@
 package dev.llmsidecar.support;
 
-import io.micrometer.prometheus.PrometheusMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;

@@ -27,6 +27,7 @@ public final class OtelRecorder implements Recorder {
     private final Meter meter;
     private final Buckets buckets;
     private final OtelHistogramProducer produced;
+    private final GenAiConventions conventions;
     private final Map<Series, Object> instruments = new ConcurrentHashMap<>();
     private final Map<Series, List<Observed>> observed = new ConcurrentHashMap<>();
     private final BoundKey.Handles bound = new BoundKey.Handles();
@@ -45,9 +46,15 @@ public final class OtelRecorder implements Recorder {
      *     {@code meter} comes from
      */
     public OtelRecorder(Meter meter, Buckets buckets, OtelHistogramProducer produced) {
+        this(meter, buckets, produced, GenAiConventions.LATEST);
+    }
+
+    /** @param conventions the GenAI semantic-convention version of the attribute names */
+    public OtelRecorder(Meter meter, Buckets buckets, OtelHistogramProducer produced, GenAiConventions conventions) {
         this.meter = meter;
         this.buckets = buckets;
         this.produced = produced;
+        this.conventions = conventions;
     }
 
     @Override
@@ -114,7 +121,7 @@ public final class OtelRecorder implements Recorder {
         }
     }
 
-    private static Attributes attributes(Series s, Object[] values) {
+    private Attributes attributes(Series s, Object[] values) {
         List<Label> labels = s.labels();
         if (values.length != labels.size()) {
             throw new IllegalArgumentException(s + " has labels " + labels + ", got " + Arrays.toString(values));
@@ -126,10 +133,11 @@ public final class OtelRecorder implements Recorder {
                 continue;
             }
             Label l = labels.get(i);
+            String key = l == Label.PROVIDER ? conventions.providerKey() : l.otel();
             switch (l.type()) {
-                case BOOLEAN -> a.put(l.otel(), v instanceof Boolean b ? b : Boolean.parseBoolean(v.toString()));
-                case LONG -> a.put(l.otel(), v instanceof Number n ? n.longValue() : Long.parseLong(v.toString()));
-                case STRING -> a.put(l.otel(), v.toString());
+                case BOOLEAN -> a.put(key, v instanceof Boolean b ? b : Boolean.parseBoolean(v.toString()));
+                case LONG -> a.put(key, v instanceof Number n ? n.longValue() : Long.parseLong(v.toString()));
+                case STRING -> a.put(key, v.toString());
             }
         }
         return a.build();

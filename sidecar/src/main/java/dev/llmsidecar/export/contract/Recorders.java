@@ -100,7 +100,7 @@ public final class Recorders {
 
     /** Prometheus only, with the default buckets (tests, and parts that export no histogram). */
     public static Recorders prometheus(io.micrometer.core.instrument.MeterRegistry registry) {
-        return of(new MicrometerRecorder(registry, new Buckets(Buckets.Preset.DEFAULT, List.of(), List.of(),
+        return of(new PrometheusRecorder(registry, new Buckets(Buckets.Preset.DEFAULT, List.of(), List.of(),
                 List.of())));
     }
 

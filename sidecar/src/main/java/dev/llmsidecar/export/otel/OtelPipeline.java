@@ -7,6 +7,10 @@ import io.opentelemetry.exporter.otlp.internal.OtlpSpanExporterProvider;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.autoconfigure.AutoConfiguredOpenTelemetrySdk;
 import io.opentelemetry.sdk.autoconfigure.spi.ConfigProperties;
+import io.opentelemetry.sdk.metrics.Aggregation;
+import io.opentelemetry.sdk.metrics.InstrumentSelector;
+import io.opentelemetry.sdk.metrics.InstrumentType;
+import io.opentelemetry.sdk.metrics.View;
 import io.opentelemetry.sdk.trace.SdkTracerProviderBuilder;
 import java.time.Duration;
 import java.util.HashMap;
@@ -35,22 +39,50 @@ public final class OtelPipeline implements AutoCloseable {
     private final OpenTelemetrySdk sdk;
     private final boolean enabled;
     private final OtelHistogramProducer produced;
+    private final java.util.List<String> semconvOptIn;
 
-    private OtelPipeline(OpenTelemetrySdk sdk, boolean enabled, OtelHistogramProducer produced) {
+    private OtelPipeline(OpenTelemetrySdk sdk, boolean enabled, OtelHistogramProducer produced,
+            java.util.List<String> semconvOptIn) {
         this.sdk = sdk;
         this.enabled = enabled;
         this.produced = produced;
+        this.semconvOptIn = java.util.List.copyOf(semconvOptIn);
     }
 
     public static OtelPipeline disabled() {
-        return new OtelPipeline(null, false, new OtelHistogramProducer(METER_NAME));
+        return new OtelPipeline(null, false, new OtelHistogramProducer(METER_NAME), java.util.List.of());
+    }
+
+    /** With explicit-bucket histograms. */
+    public static OtelPipeline create(Map<String, String> settings, MeterRegistry registry) {
+        return create(settings, registry, Histograms.EXPLICIT);
+    }
+
+    /**
+     * How the sidecar's own OTLP histograms are aggregated ({@code sidecar.metrics.otlp-histograms}): with the
+     * contract's bounds as explicit buckets, or as base-2 exponential histograms of at most {@code maxBuckets}
+     * buckets (the SDK picks the finest scale that fits, up to 20).
+     */
+    public record Histograms(boolean exponential, int maxBuckets) {
+        public static final Histograms EXPLICIT = new Histograms(false, 160);
+
+        /** From the setting's value: explicit or exponential (case-insensitive). */
+        public static Histograms of(String aggregation, int maxBuckets) {
+            return switch (aggregation.trim().toLowerCase(Locale.ROOT)) {
+                case "explicit" -> new Histograms(false, maxBuckets);
+                case "exponential" -> new Histograms(true, maxBuckets);
+                default -> throw new IllegalArgumentException(
+                        "sidecar.metrics.otlp-histograms must be explicit or exponential: " + aggregation);
+            };
+        }
     }
 
     /**
      * @param settings otel.* properties (lowest precedence: OTEL_* environment variables and otel.* system
      *     properties override them)
+     * @param histograms the aggregation of the sidecar's histogram instruments
      */
-    public static OtelPipeline create(Map<String, String> settings, MeterRegistry registry) {
+    public static OtelPipeline create(Map<String, String> settings, MeterRegistry registry, Histograms histograms) {
         Map<String, String> defaults = new HashMap<>();
         defaults.put("otel.service.name", "llm-sidecar");
         defaults.put("otel.logs.exporter", "none");
@@ -58,6 +90,7 @@ public final class OtelPipeline implements AutoCloseable {
         boolean[] enabled = {false};
         String[] tracesExporter = {"none"};
         String[] metricsExporter = {"none"};
+        java.util.List<String> optIn = new java.util.ArrayList<>();
         OtlpExportStats[] stats = {null};
         // registered on first use: with OTLP off the self-metrics do not exist
         java.util.function.Supplier<OtlpExportStats> exportStats =
@@ -73,6 +106,8 @@ public final class OtelPipeline implements AutoCloseable {
                         tracesExporter[0] = config.getString("otel.traces.exporter", "otlp").trim()
                                 .toLowerCase(Locale.ROOT);
                         metricsExporter[0] = config.getString("otel.metrics.exporter", "otlp");
+                        // OTEL_SEMCONV_STABILITY_OPT_IN (otel.semconv-stability.opt-in): see GenAiConventions
+                        optIn.addAll(config.getList("otel.semconv-stability.opt-in"));
                         Map<String, String> overrides = new HashMap<>();
                         // spans are exported by our own bounded processor, built below
                         overrides.put("otel.traces.exporter", "none");
@@ -83,9 +118,21 @@ public final class OtelPipeline implements AutoCloseable {
                     })
                     .addTracerProviderCustomizer((builder, config) ->
                             withSpanExport(builder, config, tracesExporter[0], exportStats.get(), processors))
-                    .addMetricExporterCustomizer((exporter, config) ->
-                            new CountingMetricExporter(exporter, exportStats.get()))
-                    .addMeterProviderCustomizer((builder, config) -> builder.registerMetricProducer(produced))
+                    .addMetricExporterCustomizer((exporter, config) -> {
+                        // OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE decides; the engine's histograms follow it
+                        produced.temporality(exporter.getAggregationTemporality(InstrumentType.HISTOGRAM));
+                        return new CountingMetricExporter(exporter, exportStats.get());
+                    })
+                    .addMeterProviderCustomizer((builder, config) -> {
+                        builder.registerMetricProducer(produced);
+                        if (histograms.exponential()) {
+                            // a view wins over the instruments' explicit bucket advice, for this scope only
+                            builder.registerView(InstrumentSelector.builder().setType(InstrumentType.HISTOGRAM)
+                                    .setMeterName(METER_NAME).build(), View.builder().setAggregation(
+                                    Aggregation.base2ExponentialBucketHistogram(histograms.maxBuckets(), 20)).build());
+                        }
+                        return builder;
+                    })
                     .disableShutdownHook()
                     .build();
             if (!enabled[0]) {
@@ -93,7 +140,7 @@ public final class OtelPipeline implements AutoCloseable {
             }
             LOG.infof("OpenTelemetry on: traces exporter %s, metrics exporter %s", tracesExporter[0],
                     metricsExporter[0]);
-            return new OtelPipeline(auto.getOpenTelemetrySdk(), true, produced);
+            return new OtelPipeline(auto.getOpenTelemetrySdk(), true, produced, optIn);
         } catch (RuntimeException e) {
             LOG.errorf("OpenTelemetry configuration rejected, OTLP export is off: %s", e.getMessage());
             processors.forEach(BoundedSpanProcessor::shutdown);
@@ -134,6 +181,11 @@ public final class OtelPipeline implements AutoCloseable {
 
     public boolean enabled() {
         return enabled;
+    }
+
+    /** The values of OTEL_SEMCONV_STABILITY_OPT_IN (or otel.semconv-stability.opt-in); empty when off or unset. */
+    public java.util.List<String> semconvOptIn() {
+        return semconvOptIn;
     }
 
     /** The SDK, or the no-op API when disabled. */

@@ -122,6 +122,9 @@ public interface RequestSpan {
             if (r.cachedTokens() >= 0) {
                 span.setAttribute("gen_ai.usage.cache_read.input_tokens", r.cachedTokens());
             }
+            if (r.reasoningTokens() >= 0) {
+                span.setAttribute("gen_ai.usage.reasoning.output_tokens", r.reasoningTokens());
+            }
             if (r.finishReason() != null) {
                 span.setAttribute(AttributeKey.stringArrayKey("gen_ai.response.finish_reasons"),
                         List.of(r.finishReason()));

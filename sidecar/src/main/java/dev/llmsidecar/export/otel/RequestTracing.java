@@ -17,10 +17,10 @@ import java.util.concurrent.TimeUnit;
  */
 public final class RequestTracing {
 
-    public static final RequestTracing OFF = new RequestTracing(null, null, null, null, -1);
+    public static final RequestTracing OFF = new RequestTracing(null, null, null,
+            dev.llmsidecar.export.contract.GenAiConventions.LATEST, null, -1);
 
     static final AttributeKey<String> OPERATION = AttributeKey.stringKey("gen_ai.operation.name");
-    static final AttributeKey<String> PROVIDER = AttributeKey.stringKey("gen_ai.provider.name");
 
     private static final TextMapGetter<RequestHead> HEADERS = new TextMapGetter<>() {
         @Override
@@ -37,31 +37,41 @@ public final class RequestTracing {
     private final Tracer tracer;
     private final TextMapPropagator propagator;
     private final String providerName;
+    private final AttributeKey<String> providerKey; // gen_ai.provider.name, or gen_ai.system with v1.36 names
+    private final dev.llmsidecar.export.contract.GenAiConventions conventions;
     private final String upstreamHost;
     private final int upstreamPort;
     private final Clock clock = Clock.getDefault();
 
-    private RequestTracing(Tracer tracer, TextMapPropagator propagator, String providerName, String upstreamHost,
-            int upstreamPort) {
+    private RequestTracing(Tracer tracer, TextMapPropagator propagator, String providerName,
+            dev.llmsidecar.export.contract.GenAiConventions conventions, String upstreamHost, int upstreamPort) {
         this.tracer = tracer;
         this.propagator = propagator;
         this.providerName = providerName;
+        this.conventions = conventions;
+        this.providerKey = AttributeKey.stringKey(conventions.providerKey());
         this.upstreamHost = upstreamHost;
         this.upstreamPort = upstreamPort;
     }
 
     public static RequestTracing of(OtelPipeline pipeline, String providerName) {
+        return of(pipeline, providerName, dev.llmsidecar.export.contract.GenAiConventions.LATEST);
+    }
+
+    /** @param conventions the GenAI semantic-convention version of the attribute names */
+    public static RequestTracing of(OtelPipeline pipeline, String providerName,
+            dev.llmsidecar.export.contract.GenAiConventions conventions) {
         if (!pipeline.enabled()) {
             return OFF;
         }
         OpenTelemetry otel = pipeline.openTelemetry();
         return new RequestTracing(otel.getTracer("dev.llmsidecar"), otel.getPropagators().getTextMapPropagator(),
-                providerName, null, -1);
+                providerName, conventions, null, -1);
     }
 
     /** The same tracing, naming the upstream the proxy sends to ({@code server.address} / {@code server.port}). */
     public RequestTracing toUpstream(String host, int port) {
-        return tracer == null ? OFF : new RequestTracing(tracer, propagator, providerName, host, port);
+        return tracer == null ? OFF : new RequestTracing(tracer, propagator, providerName, conventions, host, port);
     }
 
     public boolean enabled() {
@@ -84,7 +94,7 @@ public final class RequestTracing {
                 .setSpanKind(SpanKind.SERVER)
                 .setStartTimestamp(receivedEpochNanos, TimeUnit.NANOSECONDS)
                 .setAttribute(OPERATION, operation)
-                .setAttribute(PROVIDER, providerOverride != null ? providerOverride : providerName)
+                .setAttribute(providerKey, providerOverride != null ? providerOverride : providerName)
                 .setAttribute("http.request.method", request.method())
                 .setAttribute("url.path", request.path())
                 .setAttribute("server.address", upstreamHost)

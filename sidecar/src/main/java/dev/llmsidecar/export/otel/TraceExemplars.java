@@ -1,49 +1,39 @@
 package dev.llmsidecar.export.otel;
 
-import io.prometheus.client.exemplars.DefaultExemplarSampler;
-import io.prometheus.client.exemplars.Exemplar;
-import io.prometheus.client.exemplars.ExemplarSampler;
-import io.prometheus.client.exemplars.tracer.otel.OpenTelemetrySpanContextSupplier;
-import jakarta.annotation.Priority;
-import jakarta.enterprise.inject.Alternative;
-import jakarta.enterprise.inject.Produces;
-import jakarta.inject.Singleton;
-import java.util.Optional;
+import dev.llmsidecar.export.contract.ExemplarSource;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanContext;
+import io.prometheus.metrics.model.snapshots.Exemplar;
+import io.prometheus.metrics.model.snapshots.Labels;
 
 /**
- * Gives the Prometheus registry an exemplar sampler that reads the current OpenTelemetry span: histogram buckets
- * then carry the trace id of a request that landed in them (OpenMetrics format), because the proxy makes each
- * request's span current while it records. Replaces Quarkus's empty sampler (Quarkus wires one only with its own
- * OpenTelemetry extension, which the sidecar does not use).
+ * Exemplars from the current OpenTelemetry span: histogram buckets then carry the trace id of a request that landed in
+ * them (OpenMetrics and protobuf), because the proxy makes each request's span current while it records. Only
+ * histograms take them: dashboards link to traces from latency buckets, and an exemplar on every counter increment
+ * would cost time on the event loop for nothing. A span whose trace is not sampled gives none.
  */
-public class TraceExemplars {
+public final class TraceExemplars implements ExemplarSource {
 
-    public static ExemplarSampler sampler() {
-        return new BucketsOnly(new DefaultExemplarSampler(new OpenTelemetrySpanContextSupplier()));
+    /** The one source of a sidecar with tracing on (stateless: it reads the calling thread's context). */
+    public static final TraceExemplars CURRENT_SPAN = new TraceExemplars();
+
+    private TraceExemplars() {
     }
 
-    /**
-     * Exemplars on histogram buckets only: dashboards link to traces from latency buckets, and an exemplar on every
-     * counter increment would cost time on the event loop for nothing. (Micrometer still copies the last bucket
-     * exemplar onto each {@code _count} line; {@link dev.llmsidecar.export.MetricsScrape} removes those.)
-     */
-    private record BucketsOnly(ExemplarSampler delegate) implements ExemplarSampler {
-        @Override
-        public Exemplar sample(double increment, Exemplar previous) {
-            return null;
-        }
-
-        @Override
-        public Exemplar sample(double value, double bucketFrom, double bucketTo, Exemplar previous) {
-            return delegate.sample(value, bucketFrom, bucketTo, previous);
-        }
+    /** Exemplars when tracing is on, none when it is off. */
+    public static ExemplarSource of(OtelPipeline pipeline) {
+        return pipeline.enabled() ? CURRENT_SPAN : ExemplarSource.NONE;
     }
 
-    @Produces
-    @Singleton
-    @Alternative
-    @Priority(1)
-    Optional<ExemplarSampler> exemplarSampler() {
-        return Optional.of(sampler());
+    @Override
+    public boolean sampled() {
+        return Span.current().getSpanContext().isSampled();
+    }
+
+    @Override
+    public Labels labels() {
+        SpanContext c = Span.current().getSpanContext();
+        return c.isSampled() ? Labels.of(Exemplar.TRACE_ID, c.getTraceId(), Exemplar.SPAN_ID, c.getSpanId())
+                : Labels.EMPTY;
     }
 }

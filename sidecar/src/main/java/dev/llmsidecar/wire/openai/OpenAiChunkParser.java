@@ -232,35 +232,38 @@ public final class OpenAiChunkParser {
         long prompt = -1;
         long completion = -1;
         long cached = -1;
+        long reasoning = -1;
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String name = p.currentName();
             JsonToken v = p.nextToken();
             switch (name) {
                 case "prompt_tokens" -> prompt = longValue(p, v);
                 case "completion_tokens" -> completion = longValue(p, v);
-                case "prompt_tokens_details" -> cached = readCached(p, v);
+                case "prompt_tokens_details" -> cached = readDetail(p, v, "cached_tokens");
+                case "completion_tokens_details" -> reasoning = readDetail(p, v, "reasoning_tokens");
                 default -> p.skipChildren();
             }
         }
-        return new Usage(prompt, completion, cached);
+        return new Usage(prompt, completion, cached, reasoning);
     }
 
-    private static long readCached(JsonParser p, JsonToken v) throws IOException {
+    /** The integer member {@code wanted} of a usage details object, -1 when absent. */
+    private static long readDetail(JsonParser p, JsonToken v, String wanted) throws IOException {
         if (v != JsonToken.START_OBJECT) {
             p.skipChildren();
             return -1;
         }
-        long cached = -1;
+        long value = -1;
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String name = p.currentName();
             JsonToken t = p.nextToken();
-            if ("cached_tokens".equals(name)) {
-                cached = longValue(p, t);
+            if (wanted.equals(name)) {
+                value = longValue(p, t);
             } else {
                 p.skipChildren();
             }
         }
-        return cached;
+        return value;
     }
 
     private static long longValue(JsonParser p, JsonToken v) throws IOException {

@@ -40,6 +40,8 @@ final class OpenAiChunkScanner {
     private static final byte[] COMPLETION_TOKENS = ascii("completion_tokens");
     private static final byte[] PROMPT_TOKENS_DETAILS = ascii("prompt_tokens_details");
     private static final byte[] CACHED_TOKENS = ascii("cached_tokens");
+    private static final byte[] COMPLETION_TOKENS_DETAILS = ascii("completion_tokens_details");
+    private static final byte[] REASONING_TOKENS = ascii("reasoning_tokens");
     private static final String[] KNOWN_FINISH = {"stop", "length", "tool_calls", "content_filter", "function_call",
         "abort", "error"};
     private static final byte[][] KNOWN_FINISH_BYTES = new byte[KNOWN_FINISH.length][];
@@ -226,9 +228,10 @@ final class OpenAiChunkScanner {
         long prompt = -1;
         long completion = -1;
         long cached = -1;
+        long reasoningTokens = -1;
         if (peekNonWs() == '}') {
             pos++;
-            return new Usage(prompt, completion, cached);
+            return new Usage(prompt, completion, cached, reasoningTokens);
         }
         while (true) {
             int name = memberName();
@@ -237,36 +240,39 @@ final class OpenAiChunkScanner {
             } else if (is(name, COMPLETION_TOKENS)) {
                 completion = longValue();
             } else if (is(name, PROMPT_TOKENS_DETAILS)) {
-                cached = cachedTokens();
+                cached = detail(CACHED_TOKENS);
+            } else if (is(name, COMPLETION_TOKENS_DETAILS)) {
+                reasoningTokens = detail(REASONING_TOKENS);
             } else {
                 skipValue();
             }
             if (!nextMemberOrEnd('}')) {
-                return new Usage(prompt, completion, cached);
+                return new Usage(prompt, completion, cached, reasoningTokens);
             }
         }
     }
 
-    private long cachedTokens() {
+    /** The integer member {@code wanted} of a usage details object, -1 when absent. */
+    private long detail(byte[] wanted) {
         if (peekNonWs() != '{') {
             skipValue();
             return -1;
         }
         pos++;
-        long cached = -1;
+        long value = -1;
         if (peekNonWs() == '}') {
             pos++;
-            return cached;
+            return value;
         }
         while (true) {
             int name = memberName();
-            if (is(name, CACHED_TOKENS)) {
-                cached = longValue();
+            if (is(name, wanted)) {
+                value = longValue();
             } else {
                 skipValue();
             }
             if (!nextMemberOrEnd('}')) {
-                return cached;
+                return value;
             }
         }
     }

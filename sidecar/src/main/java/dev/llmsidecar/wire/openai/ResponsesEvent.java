@@ -149,6 +149,7 @@ record ResponsesEvent(String type, boolean deltaNonEmpty, Response response) {
         long input = -1;
         long output = -1;
         long cached = -1;
+        long reasoning = -1;
 
         @Override
         public void member(JsonParser p, String name, JsonToken v) throws IOException {
@@ -157,13 +158,15 @@ record ResponsesEvent(String type, boolean deltaNonEmpty, Response response) {
                 case "output_tokens" -> output = JsonReads.longValue(p, v);
                 case "input_tokens_details" ->
                         cached = JsonReads.member(p, v, "cached_tokens", -1L, JsonReads::longValue);
+                case "output_tokens_details" ->
+                        reasoning = JsonReads.member(p, v, "reasoning_tokens", -1L, JsonReads::longValue);
                 default -> p.skipChildren();
             }
         }
 
         @Override
         public Usage build() {
-            return new Usage(input, output, cached);
+            return new Usage(input, output, cached, reasoning);
         }
     }
 }

@@ -18,18 +18,16 @@ import dev.llmsidecar.timeline.RequestTimeline;
 import dev.llmsidecar.wire.ServerTimings;
 import dev.llmsidecar.wire.Usage;
 import io.micrometer.core.instrument.Meter;
-import io.micrometer.prometheus.PrometheusConfig;
-import io.micrometer.prometheus.PrometheusMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.opentelemetry.sdk.metrics.SdkMeterProvider;
 import io.opentelemetry.sdk.metrics.data.MetricData;
 import io.opentelemetry.sdk.metrics.data.PointData;
-import io.prometheus.client.Collector;
 import io.vertx.core.Vertx;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -87,7 +85,7 @@ class MetricsContractParityTest {
         // every series that can carry a tenant does: the declared labels are then all exported
         List<String> tenantSeries = Contract.all().stream().filter(x -> x.labels().contains(Label.TENANT))
                 .map(Series::name).toList();
-        Recorders recorders = new Recorders(List.of(new MicrometerRecorder(registry, buckets),
+        Recorders recorders = new Recorders(List.of(new PrometheusRecorder(registry, buckets),
                 new OtelRecorder(provider.get("parity"), buckets, produced)), tenantSeries);
         var config = TestConfigs.sidecar("http://127.0.0.1:1", Map.of(
                 "sidecar.slo.objectives.interactive.ttft", "PT0.3S",
@@ -224,8 +222,7 @@ class MetricsContractParityTest {
                 boolean inPrometheus = prometheus.containsKey(s.name());
                 boolean inOtlp = otlp.containsKey(s.name());
                 // an unknown gauge reads NaN on the Prometheus side and is left out of OTLP (no point = unknown)
-                boolean unknownGauge = s.kind() == Series.Kind.GAUGE && !registry.find(s.name()).gauges().isEmpty()
-                        && registry.find(s.name()).gauges().stream().allMatch(g -> Double.isNaN(g.value()));
+                boolean unknownGauge = s.kind() == Series.Kind.GAUGE && allNaN(registry, s);
                 if (s.on(Backend.PROMETHEUS) && s.on(Backend.OTLP) && inPrometheus != inOtlp && !unknownGauge) {
                     problems.add(s.name() + (inPrometheus ? " only in Prometheus" : " only in OTLP"));
                 }
@@ -255,9 +252,21 @@ class MetricsContractParityTest {
         }
     }
 
+    /** Whether the Prometheus side has the gauge and every label set of it reads NaN. */
+    static boolean allNaN(PrometheusMeterRegistry registry, Series s) {
+        for (var family : registry.getPrometheusRegistry().scrape()) {
+            if (family.getMetadata().getPrometheusName().equals(s.prometheusName())) {
+                return !family.getDataPoints().isEmpty() && family.getDataPoints().stream().allMatch(
+                        p -> Double.isNaN(((io.prometheus.metrics.model.snapshots.GaugeSnapshot.GaugeDataPointSnapshot) p)
+                                .getValue()));
+            }
+        }
+        return false;
+    }
+
     /**
-     * Contract name (dotted) -> tag keys, of every llm_sidecar / gen_ai meter, and of the histograms that are
-     * collectors on the Prometheus registry underneath rather than meters (their label names, {@code le} aside).
+     * Contract name (dotted) -> tag keys, of every llm_sidecar / gen_ai meter, and of the histograms and gauges that
+     * are collectors on the Prometheus registry underneath rather than meters (their label names).
      */
     static Map<String, Set<String>> prometheusSeries(PrometheusMeterRegistry registry) {
         Map<String, Set<String>> series = new TreeMap<>();
@@ -265,12 +274,11 @@ class MetricsContractParityTest {
                 Function.identity()));
         Set<String> meterNames = new TreeSet<>();
         registry.getMeters().forEach(m -> meterNames.add(m.getId().getName()));
-        for (var family : Collections.list(registry.getPrometheusRegistry().metricFamilySamples())) {
-            Series s = byPrometheusName.get(family.name);
-            if (s != null && !meterNames.contains(s.name()) && family.type == Collector.Type.HISTOGRAM) {
+        for (var family : registry.getPrometheusRegistry().scrape()) {
+            Series s = byPrometheusName.get(family.getMetadata().getPrometheusName());
+            if (s != null && !meterNames.contains(s.name())) {
                 Set<String> keys = new TreeSet<>();
-                family.samples.forEach(sample -> keys.addAll(sample.labelNames));
-                keys.remove("le");
+                family.getDataPoints().forEach(p -> p.getLabels().forEach(l -> keys.add(l.getName())));
                 series.put(s.name(), keys);
             }
         }

@@ -14,8 +14,8 @@ import dev.llmsidecar.timeline.RequestResult;
 import dev.llmsidecar.timeline.RequestTimeline;
 import dev.llmsidecar.wire.ServerTimings;
 import dev.llmsidecar.wire.Usage;
-import io.micrometer.prometheus.PrometheusConfig;
-import io.micrometer.prometheus.PrometheusMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -30,18 +30,21 @@ import org.junit.jupiter.api.Test;
  * line) with the default buckets, one operation, one SLO class and one objective, when every label value that can
  * occur did (both kinds of request, every outcome, cache hit / miss / unknown, every finish reason, every criterion).
  */
-class SeriesBudgetTest {
+public class SeriesBudgetTest {
 
     static final long MS = 1_000_000;
     @Test
     void theDocumentedBudgetPerModelIsTheMeasuredWorstCase() throws Exception {
         String docs = Files.readString(Repo.root().resolve("docs/metrics.md"));
         for (Buckets.Preset preset : Buckets.Preset.values()) {
-            long lines = linesPerModel(preset);
+            Budget measured = measure(preset, List.of());
             String name = preset.name().toLowerCase(java.util.Locale.ROOT);
-            Matcher m = Pattern.compile("\\| `" + name + "` \\| (\\d+) \\|").matcher(docs);
-            assertThat(m.find()).as("docs/metrics.md has a budget row | `" + name + "` | N |").isTrue();
-            assertThat(Long.parseLong(m.group(1))).as(name + ": documented budget vs measured").isEqualTo(lines);
+            Matcher m = Pattern.compile("\\| `" + name + "` \\| (\\d+) \\| (\\d+) \\|").matcher(docs);
+            assertThat(m.find()).as("docs/metrics.md has a budget row | `" + name + "` | N | N |").isTrue();
+            assertThat(Long.parseLong(m.group(1))).as(name + ": documented budget vs measured")
+                    .isEqualTo(measured.lines());
+            assertThat(Long.parseLong(m.group(2))).as(name + ": documented native series vs measured")
+                    .isEqualTo(measured.nativeSeries());
         }
     }
 
@@ -64,12 +67,47 @@ class SeriesBudgetTest {
     }
 
     static long linesPerModel(Buckets.Preset preset) {
-        return linesPerModel(preset, List.of());
+        return measure(preset, List.of()).lines();
+    }
+
+    static long linesPerModel(Buckets.Preset preset, List<String> tenantSeries) {
+        return measure(preset, tenantSeries).lines();
+    }
+
+    /**
+     * @param lines /q/metrics lines in a text format (classic buckets: one line per bucket)
+     * @param nativeSeries series Prometheus stores when it scrapes protobuf with native histograms: one per label set
+     *     of each series, histograms included
+     */
+    record Budget(long lines, long nativeSeries) {
     }
 
     /** With {@code tenantSeries} empty, the lines of model m; else the lines of model m and tenant "a". */
-    static long linesPerModel(Buckets.Preset preset, List<String> tenantSeries) {
+    static Budget measure(Buckets.Preset preset, List<String> tenantSeries) {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        worstCase(registry, preset, tenantSeries);
+        long lines = registry.scrape().lines().filter(l -> !l.startsWith("#") && l.contains("model=\"m\"")
+                && (tenantSeries.isEmpty() || l.contains("tenant=\"a\""))).count();
+        long nativeSeries = 0;
+        for (var family : registry.getPrometheusRegistry().scrape()) {
+            nativeSeries += family.getDataPoints().stream().filter(p -> "m".equals(p.getLabels().get("model"))
+                    && (tenantSeries.isEmpty() || "a".equals(p.getLabels().get("tenant")))).count();
+        }
+        return new Budget(lines, nativeSeries);
+    }
+
+    /**
+     * The worst case of model m (and tenant "a") recorded on {@code registry}, through the recorders returned (a
+     * test can record more through them).
+     */
+    public static Recorders worstCase(PrometheusMeterRegistry registry, Buckets.Preset preset,
+            List<String> tenantSeries) {
+        return worstCase(registry, preset, tenantSeries, PrometheusRecorder.Histograms.DEFAULT);
+    }
+
+    /** The same, with these histograms (classic, native or both). */
+    public static Recorders worstCase(PrometheusMeterRegistry registry, Buckets.Preset preset,
+            List<String> tenantSeries, PrometheusRecorder.Histograms histograms) {
         var config = TestConfigs.sidecar("http://127.0.0.1:1", Map.of(
                 // thresholds that already are default bounds: the count is the preset's
                 "sidecar.slo.objectives.interactive.ttft", "PT0.5S", "sidecar.slo.objectives.interactive.tpot",
@@ -77,7 +115,13 @@ class SeriesBudgetTest {
                 "sidecar.slo.objectives.interactive.itl", "PT0.1S"));
         SloPolicy policy = new SloPolicy(config.slo());
         Buckets buckets = new Buckets(preset, List.of(), List.of(), policy.thresholdsSeconds());
-        Recorders recorders = new Recorders(List.of(new MicrometerRecorder(registry, buckets)), tenantSeries);
+        Recorders recorders = new Recorders(List.of(new PrometheusRecorder(registry, buckets, histograms)),
+                tenantSeries);
+        run(recorders, config, policy);
+        return recorders;
+    }
+
+    private static void run(Recorders recorders, dev.llmsidecar.config.SidecarConfig config, SloPolicy policy) {
         LlmMetrics metrics = new LlmMetrics(recorders, config.metrics(), LlmMetrics.Upstream.NONE);
         SloMetrics slo = new SloMetrics(recorders, policy.objectives());
         LiveWindows windows = new LiveWindows(recorders, config.windows(), System::nanoTime);
@@ -117,7 +161,5 @@ class SeriesBudgetTest {
                 }
             }
         }
-        return registry.scrape().lines().filter(l -> !l.startsWith("#") && l.contains("model=\"m\"")
-                && (tenantSeries.isEmpty() || l.contains("tenant=\"a\""))).count();
     }
 }

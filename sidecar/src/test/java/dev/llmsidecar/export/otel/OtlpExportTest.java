@@ -285,34 +285,54 @@ class OtlpExportTest {
         }
     }
 
+    /**
+     * sidecar.metrics.otlp-histograms=exponential gives base-2 exponential histograms although the SDK's default
+     * aggregation stays explicit, and with the delta temporality preference each point holds only what was recorded
+     * since the previous export: the points add up to the requests sent.
+     */
     @Test
-    void grpcTransportAndExponentialHistograms() {
-        try (ProxyFixture f = new ProxyFixture(ENGINE, Map.of(), null, otel("grpc",
-                "otel.exporter.otlp.metrics.default.histogram.aggregation", "base2_exponential_bucket_histogram"))) {
+    void grpcTransportExponentialHistogramsAndDeltaTemporality() {
+        try (ProxyFixture f = new ProxyFixture(ENGINE, Map.of("sidecar.metrics.otlp-histograms", "exponential"), null,
+                otel("grpc", "otel.exporter.otlp.metrics.temporality.preference", "delta"))) {
             warmUp(f);
+            long before = exponentialCount();
             send(f, 2, Map.of());
-            await("10 spans and TTFT over gRPC", () -> receiver.spans().size() >= 10 && exponentialPoint() != null
-                    && exponentialPoint().getCount() >= 2);
+            await("10 spans and TTFT over gRPC", () -> receiver.spans().size() >= 10
+                    && exponentialCount() - before >= 2);
             assertThat(receiver.transports()).isNotEmpty().allMatch(t -> t.equals("grpc HTTP_2"));
             List<Metric> ttft = receiver.metrics("gen_ai.server.time_to_first_token");
-            assertThat(ttft.get(ttft.size() - 1).getDataCase()).isEqualTo(Metric.DataCase.EXPONENTIAL_HISTOGRAM);
-            var point = exponentialPoint();
-            assertThat(point.getCount()).isEqualTo(2);
-            assertThat(point.getScale()).isPositive();
-            assertThat(point.getSum() / 2).isBetween(TTFT_MS / 1000.0, TTFT_MS / 1000.0 + SLACK_S);
+            assertThat(ttft).allSatisfy(m -> {
+                assertThat(m.getDataCase()).isEqualTo(Metric.DataCase.EXPONENTIAL_HISTOGRAM);
+                assertThat(m.getExponentialHistogram().getAggregationTemporality()).isEqualTo(
+                        io.opentelemetry.proto.metrics.v1.AggregationTemporality.AGGREGATION_TEMPORALITY_DELTA);
+            });
+            List<io.opentelemetry.proto.metrics.v1.ExponentialHistogramDataPoint> points = exponentialPoints();
+            assertThat(points).allSatisfy(p -> assertThat(p.getScale()).isPositive());
+            // delta points do not overlap: each starts at or after the end of the one before
+            for (int i = 1; i < points.size(); i++) {
+                assertThat(points.get(i).getStartTimeUnixNano()).isGreaterThanOrEqualTo(
+                        points.get(i - 1).getTimeUnixNano());
+            }
+            assertThat(exponentialCount() - before).isEqualTo(2);
+            double sum = points.stream().mapToDouble(p -> p.getSum()).sum();
+            long count = exponentialCount();
+            assertThat(sum / count).isBetween(TTFT_MS / 1000.0, TTFT_MS / 1000.0 + SLACK_S);
             assertThat(receiver.spans()).allSatisfy(s -> assertThat(attributes(s.getAttributesList()))
                     .containsEntry("gen_ai.usage.output_tokens", (long) TOKENS));
         }
     }
 
-    io.opentelemetry.proto.metrics.v1.ExponentialHistogramDataPoint exponentialPoint() {
-        List<Metric> exports = receiver.metrics("gen_ai.server.time_to_first_token");
-        if (exports.isEmpty()) {
-            return null;
-        }
-        return exports.get(exports.size() - 1).getExponentialHistogram().getDataPointsList().stream()
+    /** TTFT points of the test's model in every export so far (exponential histograms). */
+    List<io.opentelemetry.proto.metrics.v1.ExponentialHistogramDataPoint> exponentialPoints() {
+        return receiver.metrics("gen_ai.server.time_to_first_token").stream()
+                .flatMap(m -> m.getExponentialHistogram().getDataPointsList().stream())
                 .filter(p -> MODEL.equals(attributes(p.getAttributesList()).get("gen_ai.request.model")))
-                .findFirst().orElse(null);
+                .toList();
+    }
+
+    /** Observations in all those delta points. */
+    long exponentialCount() {
+        return exponentialPoints().stream().mapToLong(p -> p.getCount()).sum();
     }
 
     @Test
@@ -329,6 +349,37 @@ class OtlpExportTest {
             assertThat(attributes(latestPoint("gen_ai.server.time_to_first_token",
                     Map.of("gen_ai.request.model", "m-claude")).getAttributesList()))
                     .containsEntry("gen_ai.provider.name", "anthropic");
+        }
+    }
+
+    /**
+     * sidecar.otel.semconv=v1.36 pins the names of the GenAI conventions' v1.36.0 baseline: gen_ai.system where the
+     * latest say gen_ai.provider.name, on spans and metrics alike; gen_ai_latest_experimental in
+     * OTEL_SEMCONV_STABILITY_OPT_IN (here its property form) overrides the pin.
+     */
+    @Test
+    void semconvV136NamesTheProviderGenAiSystemUnlessTheLatestAreOptedIn() {
+        for (boolean optIn : new boolean[] {false, true}) {
+            String model = optIn ? "m-opted-in" : "m-v136";
+            Map<String, String> settings = optIn
+                    ? otel("http/protobuf", "otel.semconv-stability.opt-in", "http,gen_ai_latest_experimental")
+                    : otel("http/protobuf");
+            try (ProxyFixture f = new ProxyFixture(ENGINE, Map.of("sidecar.otel.semconv", "v1.36"), null, settings)) {
+                ProxyFixture.await(f.send(f.proxyPort, HttpMethod.POST, "/v1/chat/completions",
+                        Buffer.buffer(BODY.replace(MODEL, model)), Map.of()));
+                await("the span and TTFT", () -> receiver.spans().stream().anyMatch(sp -> model.equals(
+                        attributes(sp.getAttributesList()).get("gen_ai.request.model")))
+                        && latestCount("gen_ai.server.time_to_first_token", Map.of("gen_ai.request.model", model)) >= 1);
+                String present = optIn ? "gen_ai.provider.name" : "gen_ai.system";
+                String absent = optIn ? "gen_ai.system" : "gen_ai.provider.name";
+                Span span = receiver.spans().stream().filter(sp -> model.equals(
+                        attributes(sp.getAttributesList()).get("gen_ai.request.model"))).findFirst().orElseThrow();
+                assertThat(attributes(span.getAttributesList())).as("span, opt-in " + optIn)
+                        .containsEntry(present, "openai").doesNotContainKey(absent);
+                assertThat(attributes(latestPoint("gen_ai.server.time_to_first_token",
+                        Map.of("gen_ai.request.model", model)).getAttributesList())).as("TTFT, opt-in " + optIn)
+                        .containsEntry(present, "openai").doesNotContainKey(absent);
+            }
         }
     }
 

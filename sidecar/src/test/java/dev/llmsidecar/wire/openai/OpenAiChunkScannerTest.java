@@ -3,6 +3,7 @@ package dev.llmsidecar.wire.openai;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.core.JsonFactory;
+import dev.llmsidecar.wire.Usage;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,6 +27,9 @@ class OpenAiChunkScannerTest {
                     + "\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":7,\"total_tokens\":19}}",
             "{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"prompt_tokens\":8,"
                     + "\"total_tokens\":24,\"completion_tokens\":16,\"prompt_tokens_details\":{\"cached_tokens\":4}}}",
+            "{\"id\":\"c\",\"choices\":[],\"usage\":{\"prompt_tokens\":8,\"completion_tokens\":16,"
+                    + "\"prompt_tokens_details\":{\"cached_tokens\":4,\"audio_tokens\":0},"
+                    + "\"completion_tokens_details\":{\"audio_tokens\":0,\"reasoning_tokens\":10}}}",
             "{\"id\":\"cmpl-1\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\" fox\",\"logprobs\":null,"
                     + "\"finish_reason\":null}]}",
             "{\"id\":\"c\",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"Ünïcödé 😀 \\\"q\\\"\\n\"},"
@@ -47,6 +51,21 @@ class OpenAiChunkScannerTest {
             "{\"timings\":{\"prompt_ms\":12.5},\"choices\":[]}", "{\"cho\\u0069ces\":[{\"delta\":{\"content\":\"a\"}}]}",
             "{\"choices\":[{\"finish_reason\":\"st\\u006fp\"}]}", "{\"a\":1} trailing", "{\"a\":[}", "{\"a\":{]}",
             "{\"a\":\"unterminated}");
+
+    /** OpenAI's usage details: cached prompt tokens and reasoning output tokens, both ways of reading. */
+    @Test
+    void usageDetailsGiveCachedAndReasoningTokens() {
+        String json = "{\"choices\":[],\"usage\":{\"prompt_tokens\":8,\"completion_tokens\":16,"
+                + "\"prompt_tokens_details\":{\"audio_tokens\":0,\"cached_tokens\":4},"
+                + "\"completion_tokens_details\":{\"reasoning_tokens\":10,\"accepted_prediction_tokens\":0}}}";
+        byte[] b = json.getBytes(StandardCharsets.UTF_8);
+        Usage expected = new Usage(8, 16, 4, 10);
+        assertThat(OpenAiChunkScanner.scan(b, 0, b.length).usage()).isEqualTo(expected);
+        assertThat(parser.parseWithJackson(b, 0, b.length).usage()).isEqualTo(expected);
+        byte[] none = "{\"choices\":[],\"usage\":{\"prompt_tokens\":8,\"completion_tokens\":16}}"
+                .getBytes(StandardCharsets.UTF_8);
+        assertThat(OpenAiChunkScanner.scan(none, 0, none.length).usage().reasoningTokens()).isEqualTo(-1);
+    }
 
     @Test
     void usualChunksTakeTheFastPathAndAgreeWithJackson() {

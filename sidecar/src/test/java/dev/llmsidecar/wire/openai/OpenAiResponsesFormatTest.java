@@ -78,6 +78,7 @@ class OpenAiResponsesFormatTest {
             assertThat(sink.tokenChunks.get(2)).isEqualTo(stamp(firstAnswer, cut));
             assertThat(sink.dataChunks.get(0)).isEqualTo(stamp(firstEvent, cut));
             assertUsage(sink, 36, 25, 4);
+            assertThat(sink.usage.reasoningTokens()).as("output_tokens_details.reasoning_tokens").isEqualTo(20);
             assertThat(sink.finishReason).isEqualTo("stop");
             assertThat(sink.undecodable).isZero();
             assertThat(sink.streamErrors).isZero();

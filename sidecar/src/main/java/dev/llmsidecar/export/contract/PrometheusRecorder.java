@@ -8,7 +8,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
-import io.micrometer.prometheus.PrometheusMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -22,26 +22,44 @@ import java.util.function.Supplier;
 import org.jboss.logging.Logger;
 
 /**
- * The contract on a Micrometer registry, scraped as Prometheus text: seconds histograms are Timers, other histograms
- * DistributionSummaries (classic buckets at the contract's bounds, no percentiles), counters Counters, gauges Gauges.
- * Meters are registered on first use and then found with one map lookup, so recording on the event loop never goes
- * through the registry's own (locking) registration path. Histograms aggregated elsewhere ({@link #observeHistogram})
- * are collectors on the Prometheus client registry underneath, with their own bounds.
+ * The contract on the Prometheus side. On a Micrometer {@link PrometheusMeterRegistry} (the application's): counters
+ * and gauges are Micrometer meters; histograms are {@link LatencyHistogram}s on the Prometheus client registry
+ * underneath, classic buckets at the contract's bounds and/or native ones ({@link Histograms}), and histograms
+ * aggregated elsewhere ({@link #observeHistogram}) classic ones with their own bounds. On any other Micrometer
+ * registry (tests) histograms are Timers and DistributionSummaries with the contract's bounds. Handles are made on
+ * first use and then found with one map lookup, so recording on the event loop never goes through a registry's own
+ * (locking) registration path.
  */
-public final class MicrometerRecorder implements Recorder {
+public final class PrometheusRecorder implements Recorder {
 
-    private static final Logger LOG = Logger.getLogger(MicrometerRecorder.class);
+    private static final Logger LOG = Logger.getLogger(PrometheusRecorder.class);
+
+    /**
+     * How the contract's histograms are exposed: classic, native or both; at most {@code nativeMaxBuckets} native
+     * buckets per label set; exemplars from {@code exemplars}.
+     */
+    public record Histograms(HistogramMode mode, int nativeMaxBuckets, ExemplarSource exemplars) {
+        /** Both representations, 160 native buckets at most (OpenTelemetry's default size), no exemplars. */
+        public static final Histograms DEFAULT = new Histograms(HistogramMode.BOTH, 160, ExemplarSource.NONE);
+    }
 
     private final MeterRegistry registry;
     private final Buckets buckets;
+    private final Histograms histograms;
     private final BoundKey.Handles bound = new BoundKey.Handles();
-    private final BiFunction<Series, Object[], Bound> factory = (s, v) -> create(s, tags(s, v));
+    private final BiFunction<Series, Object[], Bound> factory = (s, v) -> create(s, v);
     private final List<DoubleSupplier> observed = new java.util.concurrent.CopyOnWriteArrayList<>();
-    private final Map<Series, PrometheusHistogramCollector> collectors = new ConcurrentHashMap<>();
+    private final Map<Series, PrometheusHistogram> collectors = new ConcurrentHashMap<>();
+    private final Map<Series, PrometheusGauge> gauges = new ConcurrentHashMap<>();
 
-    public MicrometerRecorder(MeterRegistry registry, Buckets buckets) {
+    public PrometheusRecorder(MeterRegistry registry, Buckets buckets) {
+        this(registry, buckets, Histograms.DEFAULT);
+    }
+
+    public PrometheusRecorder(MeterRegistry registry, Buckets buckets, Histograms histograms) {
         this.registry = registry;
         this.buckets = buckets;
+        this.histograms = histograms;
     }
 
     @Override
@@ -54,7 +72,15 @@ public final class MicrometerRecorder implements Recorder {
         return bound.get(series, values, factory);
     }
 
-    private Bound create(Series s, Tags tags) {
+    private Bound create(Series s, Object[] values) {
+        if (s.kind() == Series.Kind.HISTOGRAM && registry instanceof PrometheusMeterRegistry prometheus) {
+            PrometheusHistogram collector = collector(s, prometheus);
+            List<Double> bounds = buckets.bounds(s.buckets());
+            LatencyHistogram h = collector.recorded(labelValues(s, values), () -> new LatencyHistogram(bounds,
+                    histograms.mode(), histograms.nativeMaxBuckets(), histograms.exemplars()));
+            return h::observe;
+        }
+        Tags tags = tags(s, values);
         switch (s.kind()) {
             case COUNTER -> {
                 Counter c = Counter.builder(s.name()).description(s.description()).tags(tags).register(registry);
@@ -86,6 +112,9 @@ public final class MicrometerRecorder implements Recorder {
             observed.add(value);
             FunctionCounter.builder(series.name(), value, DoubleSupplier::getAsDouble).description(series.description())
                     .tags(tags).register(registry);
+        } else if (registry instanceof PrometheusMeterRegistry prometheus) {
+            gauges.computeIfAbsent(series, x -> register(new PrometheusGauge(x), x, prometheus))
+                    .add(labelValues(series, values), value);
         } else {
             Gauge.Builder<DoubleSupplier> g = Gauge.builder(series.name(), value, DoubleSupplier::getAsDouble)
                     .description(series.description()).tags(tags).strongReference(true);
@@ -106,21 +135,26 @@ public final class MicrometerRecorder implements Recorder {
             throw new IllegalArgumentException(series + " is not a histogram");
         }
         List<String> labelValues = labelValues(series, values);
-        if (!(registry instanceof PrometheusMeterRegistry prometheus)) {
-            return;
+        if (registry instanceof PrometheusMeterRegistry prometheus) {
+            collector(series, prometheus).supplied(labelValues, value);
         }
-        PrometheusHistogramCollector collector = collectors.computeIfAbsent(series, s -> {
-            PrometheusHistogramCollector c = new PrometheusHistogramCollector(s);
-            try {
-                c.register(prometheus.getPrometheusRegistry());
-            } catch (IllegalArgumentException taken) {
-                // another recorder on the same registry exports it already: a second set of lines would be invalid
-                LOG.warnf("%s is already on this Prometheus registry; not exported twice", s.prometheusName());
-            }
-            return c;
-        });
-        collector.add(labelValues, value);
     }
+
+    private PrometheusHistogram collector(Series series, PrometheusMeterRegistry prometheus) {
+        return collectors.computeIfAbsent(series, s -> register(new PrometheusHistogram(s), s, prometheus));
+    }
+
+    private static <C extends io.prometheus.metrics.model.registry.Collector> C register(C collector, Series s,
+            PrometheusMeterRegistry prometheus) {
+        try {
+            prometheus.getPrometheusRegistry().register(collector);
+        } catch (IllegalArgumentException taken) {
+            // another recorder on the same registry exports it already: a second set of lines would be invalid
+            LOG.warnf("%s is already on this Prometheus registry; not exported twice", s.prometheusName());
+        }
+        return collector;
+    }
+
 
     /** The Prometheus label values in the series' label order (Tags are sorted by key). */
     private static List<String> labelValues(Series s, Object[] values) {
