@@ -307,9 +307,22 @@ public final class Bench {
         return sampler;
     }
 
-    /** Environment for the sidecar builds: SIDECAR_ENV, {@code KEY=VALUE} separated by spaces (e.g. MALLOC_ARENA_MAX=2). */
-    static java.util.Map<String, String> sidecarEnv() {
+    /** The environment the image gives the sidecar's JVM ({@code jvm.env} beside jvm.options). */
+    static final String JVM_ENV = "sidecar/src/main/jvm/jvm.env";
+
+    /**
+     * Environment for the sidecar builds: the image's ({@link #JVM_ENV}: {@code NAME=${NAME:-default}} lines, the
+     * default taken), then SIDECAR_ENV, {@code KEY=VALUE} separated by spaces, which adds or replaces (experiments).
+     */
+    java.util.Map<String, String> sidecarEnv() throws IOException {
         java.util.Map<String, String> env = new java.util.LinkedHashMap<>();
+        for (String line : Files.readAllLines(root.resolve(JVM_ENV))) {
+            String text = line.replaceAll("#.*", "").trim();
+            int eq = text.indexOf('=');
+            if (eq > 0) {
+                env.put(text.substring(0, eq), text.substring(eq + 1).replaceAll("^\\$\\{[A-Za-z_0-9]+:-(.*)}$", "$1"));
+            }
+        }
         String v = System.getenv("SIDECAR_ENV");
         if (v != null && !v.isBlank()) {
             for (String kv : v.trim().split("\\s+")) {
@@ -333,7 +346,8 @@ public final class Bench {
     String sidecarOptsDescription() throws IOException {
         String env = System.getenv("SIDECAR_JVM_OPTS");
         String source = env != null && !env.isBlank() ? "SIDECAR_JVM_OPTS" : JVM_OPTIONS;
-        return String.join(" ", sidecarOpts()) + " (from " + source + ")";
+        return String.join(" ", sidecarOpts()) + " (from " + source + "); environment " + sidecarEnv() + " (from "
+                + JVM_ENV + (System.getenv("SIDECAR_ENV") == null ? "" : " and SIDECAR_ENV") + ")";
     }
 
     Process spawn(List<String> command, Path log) throws IOException {

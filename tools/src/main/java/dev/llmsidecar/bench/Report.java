@@ -415,7 +415,7 @@ final class Report {
                 double[] c = avg(latency, 1000, b);
                 double added = c == null || d == null ? Double.NaN : c[3] - d[3];
                 boolean ok = added <= 1.5 * nAdded || added <= nAdded + 1000;
-                return new Object[] {Fmt.fixed(added / 1000, 2) + " ms (" + Fmt.fixed(added / Math.max(NOISE_FLOOR_US, nAdded), 1)
+                return new Object[] {Fmt.fixed(added / 1000, 2) + " ms (" + Fmt.fixed(added / Math.max(NOISE_FLOOR_US, nAdded), 2)
                     + "x)", met(added, ok)};
             }, Fmt.fixed(nAdded / 1000, 2) + " ms");
             goalRow(t, builds, "the sidecar's ITL timing error p99 at 1000 streams (worse round)", "< 1 ms", b -> {
