@@ -53,6 +53,12 @@ public final class Bench {
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     /** Peak RSS, threads and fds per JVM target ("sidecar", "baseline"), sampled every 200 ms. */
     private final java.util.Map<String, Peaks> peaks = new java.util.concurrent.ConcurrentHashMap<>();
+    /**
+     * {@code --rerun 1000,2000,burst,plain}: only these parts (latency levels, the burst and the non-streaming
+     * phases) are run again, with the same warm-up, and replace theirs in docs/bench/results.json (a part spoiled by
+     * other load on the machine); null: a whole run.
+     */
+    java.util.Set<String> rerun;
     /** A second sidecar build measured beside the current one ({@code --baseline}); null: none. */
     Path baselineJar;
 
@@ -78,6 +84,7 @@ public final class Bench {
             switch (args[i]) {
                 case "--quick" -> quick = true;
                 case "--trial" -> trial = true;
+                case "--rerun" -> bench.rerun = new java.util.LinkedHashSet<>(List.of(args[++i].split(",")));
                 case "--baseline" -> {
                     bench.baselineJar = Path.of(args[++i]).toAbsolutePath();
                     if (!Files.isRegularFile(bench.baselineJar)) {
@@ -106,6 +113,10 @@ public final class Bench {
             return;
         }
         JsonObject results = bench.run(quick);
+        if (bench.rerun != null) {
+            results = merge(new JsonObject(Files.readString(root.resolve("docs/bench/results.json"))), results,
+                    bench.rerun);
+        }
         Files.writeString(root.resolve("docs/bench/results.json"), results.encodePrettily());
         Report.write(root, results);
         System.out.println("wrote docs/benchmarks.md, docs/bench/latency-vs-load.svg, docs/bench/results.json");
@@ -117,7 +128,8 @@ public final class Bench {
         // C2 compiles for minutes under this load (hundreds of methods still after 90 s at 1000 streams): a short
         // warm-up measures the compiler, not the steady state a sidecar lives in
         int warm = quick ? 5 : 30;
-        int[] levels = {1, 100, 1000, 2000};
+        int[] levels = java.util.stream.IntStream.of(1, 100, 1000, 2000)
+                .filter(l -> rerun == null || rerun.contains(Integer.toString(l))).toArray();
         int events = 30;
         int intervalMs = 100;
         int ttftMs = 10;
@@ -203,18 +215,27 @@ public final class Bench {
         }
         results.put("latency", latency);
 
+        if (rerun == null || rerun.contains("burst")) {
         results.put("throughput", interleaved(targets, rounds, "burst", 16, seconds, 5000, engine,
                 (t, p) -> String.format(Locale.ROOT, "burst %-8s %.0f events/s, %.2f cpu-s proxy", t.name,
                         p.getDouble("eventsPerSec", 0.0), p.getDouble("proxyCpuSeconds", 0.0))));
+        }
+        if (rerun == null || rerun.contains("plain")) {
         results.put("plain", interleaved(targets, rounds, "plain", 32, seconds, 0, engine,
                 (t, p) -> String.format(Locale.ROOT, "plain %-8s %.0f req/s p99 %.0f us", t.name,
                         p.getDouble("requestsPerSec", 0.0), q(p, "plainLatency", "p99"))));
+        }
         memory.put("end", procState(sidecarPid));
         if (baseline != null) {
             baselineMemory.put("end", procState(baseline.pids.get(0)));
         }
         results.put("memory", memory);
         results.put("elapsedSeconds", (System.nanoTime() - t0) / 1e9);
+        try {
+            results.getJsonObject("machine").put("loadAvgAtEnd", Files.readString(Path.of("/proc/loadavg")).trim());
+        } catch (IOException e) {
+            // not Linux
+        }
         sampler.shutdownNow();
         stopAll();
         return results;
@@ -276,6 +297,33 @@ public final class Bench {
         }
         sampler.shutdownNow();
         stopAll();
+    }
+
+    /**
+     * A full run's results with the parts of a rerun replaced: latency phases of the rerun levels, the burst and the
+     * non-streaming phases if rerun; the rest (memory at idle, the other levels) stays the full run's. The rerun is
+     * recorded under "reruns" (parts, start, load average, settings) so the report can say which rows are from it.
+     */
+    static JsonObject merge(JsonObject full, JsonObject again, java.util.Set<String> parts) {
+        JsonArray latency = new JsonArray();
+        full.getJsonArray("latency", new JsonArray()).forEach(p -> {
+            if (!parts.contains(String.valueOf(((JsonObject) p).getInteger("level")))) {
+                latency.add(p);
+            }
+        });
+        again.getJsonArray("latency", new JsonArray()).forEach(latency::add);
+        JsonObject out = full.copy().put("latency", latency);
+        if (parts.contains("burst")) {
+            out.put("throughput", again.getJsonArray("throughput"));
+        }
+        if (parts.contains("plain")) {
+            out.put("plain", again.getJsonArray("plain"));
+        }
+        JsonArray reruns = full.getJsonArray("reruns", new JsonArray()).copy();
+        reruns.add(new JsonObject().put("parts", String.join(",", parts)).put("started", again.getString("started"))
+                .put("loadAvgAtStart", again.getJsonObject("machine").getString("loadAvgAtStart"))
+                .put("elapsedSeconds", again.getDouble("elapsedSeconds")).put("settings", again.getJsonObject("settings")));
+        return out.put("reruns", reruns);
     }
 
     static double q(JsonObject p, String metric, String quantile) {

@@ -61,6 +61,32 @@ class BenchReportTest {
         assertThat(md).doesNotContain("### Current vs baseline vs nginx");
     }
 
+    @Test
+    void aRerunReplacesOnlyItsParts() throws Exception {
+        JsonObject full = results();
+        JsonObject again = results().put("started", "2026-11-25T22:00:00Z")
+                .put("machine", new JsonObject().put("loadAvgAtStart", "1.00 2.00 3.00 4/5 6"));
+        JsonArray only2000 = new JsonArray();
+        again.getJsonArray("latency").forEach(p -> {
+            if (((JsonObject) p).getInteger("level") == 2000) {
+                only2000.add(((JsonObject) p).copy().put("rerun", true));
+            }
+        });
+        again.put("latency", only2000).put("throughput", new JsonArray().add(new JsonObject().put("rerun", true)));
+        JsonObject merged = Bench.merge(full, again, new java.util.LinkedHashSet<>(List.of("2000", "burst")));
+        JsonArray latency = merged.getJsonArray("latency");
+        assertThat(latency.size()).isEqualTo(8);
+        latency.forEach(p -> assertThat(((JsonObject) p).getBoolean("rerun", false))
+                .isEqualTo(((JsonObject) p).getInteger("level") == 2000));
+        assertThat(merged.getJsonArray("throughput").getJsonObject(0).getBoolean("rerun")).isTrue();
+        assertThat(merged.getJsonArray("plain")).isEqualTo(full.getJsonArray("plain"));
+        Files.createDirectories(root.resolve("docs/bench"));
+        Report.write(root, merged);
+        assertThat(Files.readString(root.resolve("docs/benchmarks.md")))
+                .contains("> **Rerun**: the phases `2000,burst` are from `bench/run --rerun 2000,burst` (started "
+                        + "2026-11-25T22:00:00Z, load average at start `1.00 2.00 3.00 4/5 6`");
+    }
+
     static String line(String md, String start) {
         return md.lines().filter(l -> l.startsWith(start)).findFirst().orElseThrow(() -> new AssertionError(start));
     }
