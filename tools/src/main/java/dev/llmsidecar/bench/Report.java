@@ -49,6 +49,10 @@ final class Report {
                 .append(m.containsKey("loadAvgAtEnd") ? ", at the end `" + m.getString("loadAvgAtEnd") + "`" : "")
                 .append(". Everything runs on this one machine, so the ")
                 .append("load client, the engine and the proxy share its cores; numbers from a busy machine are noisy.\n\n");
+        if (r.containsKey("note")) {
+            // what the person who ran it observed about the run (e.g. other load on the machine), kept with the numbers
+            md.append("> **Note on this run**: ").append(r.getString("note")).append("\n\n");
+        }
         JsonArray reruns = r.getJsonArray("reruns", new JsonArray());
         for (int i = 0; i < reruns.size(); i++) {
             JsonObject rr = reruns.getJsonObject(i);
