@@ -244,11 +244,19 @@ class OpsManifestsTest {
 
         String dockerfile = Files.readString(OpsTools.ROOT.resolve("sidecar/src/main/docker/Dockerfile.jvm"));
         assertThat(dockerfile).contains("COPY --chown=185 src/main/jvm/jvm.options /deployments/jvm.options",
-                "exec java @/deployments/jvm.options ", "$JAVA_OPTS_APPEND -jar /deployments/quarkus-run.jar");
+                "exec java @/deployments/jvm.options ", "$JAVA_OPTS_APPEND -jar /deployments/quarkus-run.jar",
+                "COPY --chown=185 src/main/jvm/jvm.env /deployments/jvm.env",
+                "set -a; . /deployments/jvm.env; set +a; exec java");
+        // the environment file: shell lines the entrypoint sources, each one a default a pod's own value overrides
+        for (String line : Files.readAllLines(OpsTools.ROOT.resolve("sidecar/src/main/jvm/jvm.env"))) {
+            if (!line.isBlank() && !line.startsWith("#")) {
+                assertThat(line).matches("([A-Z_]+)=\\$\\{\\1:-[^}]+}");
+            }
+        }
         assertThat(dockerfile.lines().filter(l -> !l.startsWith("#")))
                 .noneMatch(l -> l.contains("run-java.sh") || l.contains("JAVA_MAX_MEM_RATIO"));
         assertThat(Files.readString(OpsTools.ROOT.resolve("tools/src/main/java/dev/llmsidecar/bench/Bench.java")))
-                .contains("\"sidecar/src/main/jvm/jvm.options\"");
+                .contains("\"sidecar/src/main/jvm/jvm.options\"", "\"sidecar/src/main/jvm/jvm.env\"");
         // the build context: .dockerignore excludes everything but what it re-includes
         List<PathMatcher> included = Files.readAllLines(OpsTools.ROOT.resolve("sidecar/.dockerignore")).stream()
                 .filter(l -> l.startsWith("!"))

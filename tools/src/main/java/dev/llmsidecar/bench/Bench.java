@@ -31,7 +31,12 @@ import java.util.concurrent.TimeUnit;
  * raw results to docs/bench/results.json and the report (docs/benchmarks.md, docs/bench/latency-vs-load.svg) via
  * {@link Report}.
  *
- * <p>Usage: {@code Bench <repoRoot> <classpath> [--quick] [--soak MINUTES] [--report-only]}
+ * <p>Usage: {@code Bench <repoRoot> <classpath> [--quick] [--baseline JAR] [--soak MINUTES] [--report-only]
+ * [--trial]}. With {@code --baseline}, a second sidecar build (another {@code quarkus-run.jar}, the same JVM flags) is a
+ * fourth target, {@code baseline}, interleaved with the others in every round: each figure of the report is then an A/B
+ * of two builds in the same run. {@code --trial} measures the sidecar (and the baseline) at 1000 and 2000 streams after
+ * a short warm-up and appends one line per build to target/bench/trials.jsonl: the JVM-flag experiments of
+ * docs/bench/jvm-flags.md.
  */
 public final class Bench {
 
@@ -46,7 +51,16 @@ public final class Bench {
     final String cp;
     private final List<Process> started = new CopyOnWriteArrayList<>();
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-    private final Peaks peaks = new Peaks();
+    /** Peak RSS, threads and fds per JVM target ("sidecar", "baseline"), sampled every 200 ms. */
+    private final java.util.Map<String, Peaks> peaks = new java.util.concurrent.ConcurrentHashMap<>();
+    /**
+     * {@code --rerun 1000,2000,burst,plain}: only these parts (latency levels, the burst and the non-streaming
+     * phases) are run again, with the same warm-up, and replace theirs in docs/bench/results.json (a part spoiled by
+     * other load on the machine); null: a whole run.
+     */
+    java.util.Set<String> rerun;
+    /** A second sidecar build measured beside the current one ({@code --baseline}); null: none. */
+    Path baselineJar;
 
     Bench(Path root, String cp) {
         this.root = root;
@@ -65,9 +79,18 @@ public final class Bench {
         boolean quick = false;
         int soakMinutes = 0;
         boolean reportOnly = false;
+        boolean trial = false;
         for (int i = 2; i < args.length; i++) {
             switch (args[i]) {
                 case "--quick" -> quick = true;
+                case "--trial" -> trial = true;
+                case "--rerun" -> bench.rerun = new java.util.LinkedHashSet<>(List.of(args[++i].split(",")));
+                case "--baseline" -> {
+                    bench.baselineJar = Path.of(args[++i]).toAbsolutePath();
+                    if (!Files.isRegularFile(bench.baselineJar)) {
+                        throw new IllegalArgumentException("no baseline jar at " + bench.baselineJar);
+                    }
+                }
                 case "--soak" -> soakMinutes = Integer.parseInt(args[++i]);
                 case "--report-only" -> reportOnly = true;
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
@@ -85,7 +108,15 @@ public final class Bench {
             Soak.run(bench, soakMinutes);
             return;
         }
+        if (trial) {
+            bench.trial();
+            return;
+        }
         JsonObject results = bench.run(quick);
+        if (bench.rerun != null) {
+            results = merge(new JsonObject(Files.readString(root.resolve("docs/bench/results.json"))), results,
+                    bench.rerun);
+        }
         Files.writeString(root.resolve("docs/bench/results.json"), results.encodePrettily());
         Report.write(root, results);
         System.out.println("wrote docs/benchmarks.md, docs/bench/latency-vs-load.svg, docs/bench/results.json");
@@ -97,7 +128,8 @@ public final class Bench {
         // C2 compiles for minutes under this load (hundreds of methods still after 90 s at 1000 streams): a short
         // warm-up measures the compiler, not the steady state a sidecar lives in
         int warm = quick ? 5 : 30;
-        int[] levels = {1, 100, 1000, 2000};
+        int[] levels = java.util.stream.IntStream.of(1, 100, 1000, 2000)
+                .filter(l -> rerun == null || rerun.contains(Integer.toString(l))).toArray();
         int events = 30;
         int intervalMs = 100;
         int ttftMs = 10;
@@ -105,24 +137,29 @@ public final class Bench {
                 .put("machine", machine())
                 .put("settings", new JsonObject().put("secondsPerPhase", seconds).put("rounds", rounds)
                         .put("eventsPerStream", events).put("intervalMs", intervalMs).put("ttftMs", ttftMs)
-                        .put("sidecarJvm", sidecarOptsDescription()));
+                        .put("sidecarJvm", sidecarOptsDescription())
+                        .put("sidecarJar", root.resolve(CURRENT_JAR).toString())
+                        .put("baselineJar", baselineJar == null ? null : baselineJar.toString()));
         long t0 = System.nanoTime();
 
         Endpoint engine = startEngine();
         Endpoint nginx = startNginx(engine.port);
         Endpoint sidecar = startSidecar(engine.port);
+        Endpoint baseline = baselineJar == null ? null : startSidecar(engine.port, baselineJar, "baseline");
         long sidecarPid = sidecar.pids.get(0);
-        peaks.watch(sidecarPid);
-        ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "sampler");
-            t.setDaemon(true);
-            return t;
-        });
-        sampler.scheduleAtFixedRate(peaks::sample, 200, 200, TimeUnit.MILLISECONDS);
+        ScheduledExecutorService sampler = startSampler();
         Thread.sleep(1000);
         JsonObject memory = new JsonObject().put("idleAfterStart", procState(sidecarPid));
-        List<Endpoint> targets = List.of(new Endpoint("direct", engine.port, engine.pids, -1),
-                nginx, sidecar);
+        JsonObject baselineMemory = new JsonObject();
+        if (baseline != null) {
+            baselineMemory.put("idleAfterStart", procState(baseline.pids.get(0)));
+            memory.put("baseline", baselineMemory);
+        }
+        List<Endpoint> targets = new ArrayList<>(List.of(new Endpoint("direct", engine.port, engine.pids, -1),
+                nginx, sidecar));
+        if (baseline != null) {
+            targets.add(baseline);
+        }
 
         // warm-up: JIT of all three paths (and the client is a fresh JVM each phase, so it warms itself)
         for (Endpoint t : targets) {
@@ -132,18 +169,22 @@ public final class Bench {
         }
         Thread.sleep(500);
         memory.put("idleAfterWarmup", procState(sidecarPid));
+        if (baseline != null) {
+            baselineMemory.put("idleAfterWarmup", procState(baseline.pids.get(0)));
+        }
 
         JsonArray latency = new JsonArray();
         for (int level : levels) {
             for (int r = 0; r < rounds; r++) {
                 for (int k = 0; k < targets.size(); k++) {
                     Endpoint t = targets.get((k + r + level) % targets.size());
+                    // each build names its own models: the sidecar's windows hold only its own streams either way
                     String model = "bench-c" + level + "-r" + r;
-                    if (t.name.equals("sidecar")) {
-                        peaks.reset();
+                    if (t.jvm()) {
+                        peaks.get(t.name).reset();
                     }
-                    JsonObject gcBefore = t.name.equals("sidecar") ? gcPauses(t.mgmtPort) : null;
-                    ScrapeProbe probe = t.name.equals("sidecar") && level >= 1000 ? new ScrapeProbe(t.mgmtPort) : null;
+                    JsonObject gcBefore = t.jvm() ? gcPauses(t.mgmtPort) : null;
+                    ScrapeProbe probe = t.jvm() && level >= 1000 ? new ScrapeProbe(t.mgmtPort) : null;
                     // short streams at low concurrency (enough TTFT samples), longer ones at high concurrency
                     // (a realistic request rate: 30 tokens per stream)
                     int ev = level <= 100 ? 10 : events;
@@ -153,8 +194,8 @@ public final class Bench {
                     if (probe != null) {
                         p.put("scrape", probe.stop());
                     }
-                    if (t.name.equals("sidecar")) {
-                        p.put("peak", peaks.get());
+                    if (t.jvm()) {
+                        p.put("peak", peaks.get(t.name).get());
                         p.put("sidecarView", liveStats(t.mgmtPort, model));
                         p.put("gc", minus(gcPauses(t.mgmtPort), gcBefore));
                     } else if (t.name.equals("nginx")) {
@@ -169,20 +210,120 @@ public final class Bench {
             }
         }
         memory.put("idleAfterLoad", procState(sidecarPid));
+        if (baseline != null) {
+            baselineMemory.put("idleAfterLoad", procState(baseline.pids.get(0)));
+        }
         results.put("latency", latency);
 
+        if (rerun == null || rerun.contains("burst")) {
         results.put("throughput", interleaved(targets, rounds, "burst", 16, seconds, 5000, engine,
                 (t, p) -> String.format(Locale.ROOT, "burst %-8s %.0f events/s, %.2f cpu-s proxy", t.name,
                         p.getDouble("eventsPerSec", 0.0), p.getDouble("proxyCpuSeconds", 0.0))));
+        }
+        if (rerun == null || rerun.contains("plain")) {
         results.put("plain", interleaved(targets, rounds, "plain", 32, seconds, 0, engine,
                 (t, p) -> String.format(Locale.ROOT, "plain %-8s %.0f req/s p99 %.0f us", t.name,
                         p.getDouble("requestsPerSec", 0.0), q(p, "plainLatency", "p99"))));
+        }
         memory.put("end", procState(sidecarPid));
+        if (baseline != null) {
+            baselineMemory.put("end", procState(baseline.pids.get(0)));
+        }
         results.put("memory", memory);
         results.put("elapsedSeconds", (System.nanoTime() - t0) / 1e9);
+        try {
+            results.getJsonObject("machine").put("loadAvgAtEnd", Files.readString(Path.of("/proc/loadavg")).trim());
+        } catch (IOException e) {
+            // not Linux
+        }
         sampler.shutdownNow();
         stopAll();
         return results;
+    }
+
+    /**
+     * JVM-flag experiments (docs/bench/jvm-flags.md): the engine and the sidecar (and the baseline, one after the
+     * other), a short warm-up (20 s of 100 streams, 8 s of bursts, 5 s of non-streaming requests), then 1000 and 2000
+     * paced streams (30 events 100 ms apart) for TRIAL_SECONDS (15) each. Per build and level: peak RSS, CPU per 1k
+     * events/s, chunk delay p99 and collector pauses; one JSON line per build in target/bench/trials.jsonl, named by
+     * TRIAL_LABEL. Flags from SIDECAR_JVM_OPTS (or jvm.options), environment from SIDECAR_ENV.
+     */
+    void trial() throws Exception {
+        int seconds = Integer.parseInt(System.getenv().getOrDefault("TRIAL_SECONDS", "15"));
+        String label = System.getenv().getOrDefault("TRIAL_LABEL", "");
+        Endpoint engine = startEngine();
+        List<Endpoint> builds = new ArrayList<>(List.of(startSidecar(engine.port)));
+        if (baselineJar != null) {
+            builds.add(startSidecar(engine.port, baselineJar, "baseline"));
+        }
+        ScheduledExecutorService sampler = startSampler();
+        Thread.sleep(1000);
+        for (Endpoint b : builds) {
+            long pid = b.pids.get(0);
+            JsonObject line = new JsonObject().put("label", label).put("build", b.name)
+                    .put("jvm", sidecarOptsDescription()).put("env", sidecarEnv().toString())
+                    .put("at", Instant.now().toString()).put("loadAvg", machine().getString("loadAvgAtStart"))
+                    .put("idleAfterStart", procState(pid));
+            phase(b, "stream", 100, 20, 30, 20, 10, "bench-warmup", engine);
+            phase(b, "burst", 16, 8, 2000, 0, 0, "bench-warmup", engine);
+            phase(b, "plain", 32, 5, 0, 0, 0, "bench-warmup", engine);
+            Thread.sleep(500);
+            line.put("idleAfterWarmup", procState(pid));
+            StringBuilder out = new StringBuilder(String.format(Locale.ROOT, "trial %s [%s] idle %.0f MB",
+                    label, b.name, procState(pid).getLong("rssKb", 0L) / 1024.0));
+            for (int level : new int[] {1000, 2000}) {
+                peaks.get(b.name).reset();
+                JsonObject gcBefore = gcPauses(b.mgmtPort);
+                JsonObject p = phase(b, "stream", level, seconds, 30, 100, 10, "trial-c" + level, engine);
+                JsonObject gc = minus(gcPauses(b.mgmtPort), gcBefore);
+                double eps = p.getDouble("eventsPerSec", 0.0);
+                double cores = p.getDouble("proxyCpuSeconds", 0.0) / p.getDouble("seconds", 1.0);
+                JsonObject r = new JsonObject().put("peak", peaks.get(b.name).get()).put("eventsPerSec", eps)
+                        .put("cores", cores).put("millicoresPer1kEvents", cores * 1000 / (eps / 1000))
+                        .put("chunkP99us", q(p, "chunkDelay", "p99")).put("errors", p.getLong("errors", 0L))
+                        .put("gc", gc).put("stealPercent", p.getDouble("stealPercent"));
+                line.put("c" + level, r);
+                out.append(String.format(Locale.ROOT, " | c=%d peak %.0f MB, %.1f mc/1k ev/s, chunk p99 %.1f ms, "
+                        + "young %.0f full %.0f, err %d", level, r.getJsonObject("peak").getLong("rssKb") / 1024.0,
+                        r.getDouble("millicoresPer1kEvents"), r.getDouble("chunkP99us") / 1000,
+                        gc.getDouble("minorCount", 0.0), gc.getDouble("majorCount", 0.0), r.getLong("errors")));
+            }
+            Thread.sleep(1000);
+            line.put("idleAfterLoad", procState(pid));
+            Files.writeString(work.resolve("trials.jsonl"), line.encode() + "\n", StandardCharsets.UTF_8,
+                    java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+            System.out.println(out.append(String.format(Locale.ROOT, " | after %.0f MB",
+                    line.getJsonObject("idleAfterLoad").getLong("rssKb", 0L) / 1024.0)));
+        }
+        sampler.shutdownNow();
+        stopAll();
+    }
+
+    /**
+     * A full run's results with the parts of a rerun replaced: latency phases of the rerun levels, the burst and the
+     * non-streaming phases if rerun; the rest (memory at idle, the other levels) stays the full run's. The rerun is
+     * recorded under "reruns" (parts, start, load average, settings) so the report can say which rows are from it.
+     */
+    static JsonObject merge(JsonObject full, JsonObject again, java.util.Set<String> parts) {
+        JsonArray latency = new JsonArray();
+        full.getJsonArray("latency", new JsonArray()).forEach(p -> {
+            if (!parts.contains(String.valueOf(((JsonObject) p).getInteger("level")))) {
+                latency.add(p);
+            }
+        });
+        again.getJsonArray("latency", new JsonArray()).forEach(latency::add);
+        JsonObject out = full.copy().put("latency", latency);
+        if (parts.contains("burst")) {
+            out.put("throughput", again.getJsonArray("throughput"));
+        }
+        if (parts.contains("plain")) {
+            out.put("plain", again.getJsonArray("plain"));
+        }
+        JsonArray reruns = full.getJsonArray("reruns", new JsonArray()).copy();
+        reruns.add(new JsonObject().put("parts", String.join(",", parts)).put("started", again.getString("started"))
+                .put("loadAvgAtStart", again.getJsonObject("machine").getString("loadAvgAtStart"))
+                .put("elapsedSeconds", again.getDouble("elapsedSeconds")).put("settings", again.getJsonObject("settings")));
+        return out.put("reruns", reruns);
     }
 
     static double q(JsonObject p, String metric, String quantile) {
@@ -192,7 +333,52 @@ public final class Bench {
 
     // ---------------------------------------------------------------------------------------------- processes
 
+    /** A target; {@code mgmtPort} ≥ 0 for a sidecar build (the current one or the baseline), -1 otherwise. */
     record Endpoint(String name, int port, List<Long> pids, int mgmtPort) {
+        /** A sidecar build: RSS, collector pauses and its own /q/llm view are recorded. */
+        boolean jvm() {
+            return mgmtPort >= 0;
+        }
+    }
+
+    /** The jar of the current build, relative to the repository root. */
+    static final String CURRENT_JAR = "sidecar/target/quarkus-app/quarkus-run.jar";
+
+    /** Samples the peaks of every sidecar build started so far, every 200 ms. */
+    ScheduledExecutorService startSampler() {
+        ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "sampler");
+            t.setDaemon(true);
+            return t;
+        });
+        sampler.scheduleAtFixedRate(() -> peaks.values().forEach(Peaks::sample), 200, 200, TimeUnit.MILLISECONDS);
+        return sampler;
+    }
+
+    /** The environment the image gives the sidecar's JVM ({@code jvm.env} beside jvm.options). */
+    static final String JVM_ENV = "sidecar/src/main/jvm/jvm.env";
+
+    /**
+     * Environment for the sidecar builds: the image's ({@link #JVM_ENV}: {@code NAME=${NAME:-default}} lines, the
+     * default taken), then SIDECAR_ENV, {@code KEY=VALUE} separated by spaces, which adds or replaces (experiments).
+     */
+    java.util.Map<String, String> sidecarEnv() throws IOException {
+        java.util.Map<String, String> env = new java.util.LinkedHashMap<>();
+        for (String line : Files.readAllLines(root.resolve(JVM_ENV))) {
+            String text = line.replaceAll("#.*", "").trim();
+            int eq = text.indexOf('=');
+            if (eq > 0) {
+                env.put(text.substring(0, eq), text.substring(eq + 1).replaceAll("^\\$\\{[A-Za-z_0-9]+:-(.*)}$", "$1"));
+            }
+        }
+        String v = System.getenv("SIDECAR_ENV");
+        if (v != null && !v.isBlank()) {
+            for (String kv : v.trim().split("\\s+")) {
+                int eq = kv.indexOf('=');
+                env.put(kv.substring(0, eq), kv.substring(eq + 1));
+            }
+        }
+        return env;
     }
 
     /** The sidecar's JVM flags as separate arguments. */
@@ -208,7 +394,8 @@ public final class Bench {
     String sidecarOptsDescription() throws IOException {
         String env = System.getenv("SIDECAR_JVM_OPTS");
         String source = env != null && !env.isBlank() ? "SIDECAR_JVM_OPTS" : JVM_OPTIONS;
-        return String.join(" ", sidecarOpts()) + " (from " + source + ")";
+        return String.join(" ", sidecarOpts()) + " (from " + source + "); environment " + sidecarEnv() + " (from "
+                + JVM_ENV + (System.getenv("SIDECAR_ENV") == null ? "" : " and SIDECAR_ENV") + ")";
     }
 
     Process spawn(List<String> command, Path log) throws IOException {
@@ -282,14 +469,23 @@ public final class Bench {
     }
 
     Endpoint startSidecar(int enginePort) throws Exception {
-        Processes.Sidecar s = Processes.Sidecar.launch(root.resolve("sidecar/target/quarkus-app/quarkus-run.jar"))
-                .jvmOptions(sidecarOpts()).upstream("http://127.0.0.1:" + enginePort)
+        return startSidecar(enginePort, root.resolve(CURRENT_JAR), "sidecar");
+    }
+
+    /** A sidecar build ({@code name}: "sidecar" or "baseline"), with the same flags and settings whichever the jar. */
+    Endpoint startSidecar(int enginePort, Path jar, String name) throws Exception {
+        Processes.Sidecar s = Processes.Sidecar.launch(jar)
+                .jvmOptions(sidecarOpts()).env(sidecarEnv()).upstream("http://127.0.0.1:" + enginePort)
                 .property("quarkus.http.accept-backlog", "4096").property("sidecar.engine.scrape-enabled", "false")
-                .property("quarkus.otel.sdk.disabled", "true").log(work.resolve("sidecar.log")).start();
+                .property("quarkus.otel.sdk.disabled", "true").log(work.resolve(name + ".log")).start();
         started.add(s.running.process);
         s.awaitReady(Duration.ofSeconds(60));
-        System.out.println("sidecar  pid " + s.pid() + " port " + s.proxyPort + " management " + s.managementPort);
-        return new Endpoint("sidecar", s.proxyPort, List.of(s.pid()), s.managementPort);
+        System.out.printf(Locale.ROOT, "%-8s pid %d port %d management %d (%s)%n", name, s.pid(), s.proxyPort,
+                s.managementPort, jar);
+        Peaks p = new Peaks();
+        p.watch(s.pid());
+        peaks.put(name, p);
+        return new Endpoint(name, s.proxyPort, List.of(s.pid()), s.managementPort);
     }
 
     void stopAll() {
@@ -334,13 +530,13 @@ public final class Bench {
         for (int r = 0; r < rounds; r++) {
             for (int k = 0; k < targets.size(); k++) {
                 Endpoint t = targets.get((k + r) % targets.size());
-                if (t.name.equals("sidecar")) {
-                    peaks.reset();
+                if (t.jvm()) {
+                    peaks.get(t.name).reset();
                 }
                 JsonObject p = phase(t, mode, conc, seconds, events, 0, 0, "bench-" + mode, engine);
                 p.put("round", r);
-                if (t.name.equals("sidecar")) {
-                    p.put("peak", new JsonObject().put("rssKb", peaks.get().getLong("rssKb")));
+                if (t.jvm()) {
+                    p.put("peak", new JsonObject().put("rssKb", peaks.get(t.name).get().getLong("rssKb")));
                 }
                 out.add(p);
                 System.out.println(line.apply(t, p));

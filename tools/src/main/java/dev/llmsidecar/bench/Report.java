@@ -21,7 +21,11 @@ import java.util.TreeSet;
  */
 final class Report {
 
-    static final List<String> TARGETS = List.of("direct", "nginx", "sidecar");
+    /** Every target a run can have; "baseline" only with {@code bench/run --baseline JAR}. */
+    static final List<String> TARGETS = List.of("direct", "nginx", "sidecar", "baseline");
+
+    /** The sidecar builds: the current one and, with --baseline, the other. */
+    static final List<String> BUILDS = List.of("sidecar", "baseline");
 
     private Report() {
     }
@@ -41,8 +45,22 @@ final class Report {
                 .append(Fmt.fixed(r.getDouble("elapsedSeconds", 0.0), 0)).append(" s")
                 .append("). Machine: ").append(m.getInteger("cores")).append(" cores, ").append(m.getString("cpu", "?"))
                 .append(", Java ").append(m.getString("java")).append(", load average at start `")
-                .append(m.getString("loadAvgAtStart", "?")).append("`. Everything runs on this one machine, so the ")
+                .append(m.getString("loadAvgAtStart", "?")).append("`")
+                .append(m.containsKey("loadAvgAtEnd") ? ", at the end `" + m.getString("loadAvgAtEnd") + "`" : "")
+                .append(". Everything runs on this one machine, so the ")
                 .append("load client, the engine and the proxy share its cores; numbers from a busy machine are noisy.\n\n");
+        if (r.containsKey("note")) {
+            // what the person who ran it observed about the run (e.g. other load on the machine), kept with the numbers
+            md.append("> **Note on this run**: ").append(r.getString("note")).append("\n\n");
+        }
+        JsonArray reruns = r.getJsonArray("reruns", new JsonArray());
+        for (int i = 0; i < reruns.size(); i++) {
+            JsonObject rr = reruns.getJsonObject(i);
+            md.append("> **Rerun**: the phases `").append(rr.getString("parts")).append("` are from `bench/run --rerun ")
+                    .append(rr.getString("parts")).append("` (started ").append(rr.getString("started"))
+                    .append(", load average at start `").append(rr.getString("loadAvgAtStart", "?"))
+                    .append("`, same warm-up and settings), which replaced them after the full run.\n\n");
+        }
         if (r.getBoolean("quick", false)) {
             md.append("> **Quick run** (5 s phases, one round, 2 s warm-up): it checks that the harness works; the numbers "
                     + "are not for quoting. Run `bench/run` on a quiet machine for the real report.\n\n");
@@ -59,7 +77,9 @@ final class Report {
                   again, as in production).
                 * **Targets**, measured in the same run and interleaved (each round rotates the order): *direct*
                   (the engine itself), *nginx* (Debian nginx-light 1.22, `proxy_buffering off`, 2 workers, upstream
-                  keepalive), *sidecar* (`sidecar/target/quarkus-app/quarkus-run.jar`, JVM flags below).
+                  keepalive), *sidecar* (`sidecar/target/quarkus-app/quarkus-run.jar`, JVM flags below), and with
+                  `bench/run --baseline JAR` *baseline*: another build of the sidecar, with the same flags, settings
+                  and phases, so that every A/B figure below comes from one run.
                 * **Load client**: `tools/src/main/java/dev/llmsidecar/bench/BenchClient.java` on the tools' load client
                   (`dev.llmsidecar.load`), one fresh JVM per phase, closed loop: it keeps N streams
                   open (a finished stream is replaced at once). Each request carries the headers the OpenAI Python
@@ -95,6 +115,12 @@ final class Report {
                 .append(" ms apart at 1000 and more (so the request rate stays realistic). With 1 stream, p99 is close ")
                 .append("to the maximum of a few dozen samples. Sidecar JVM: `").append(s.getString("sidecarJvm"))
                 .append("`.\n\n");
+        boolean hasBaseline = !select(latency, "baseline", null).isEmpty();
+        if (hasBaseline) {
+            md.append("Baseline build: `").append(s.getString("baselineJar", "?")).append("`; current build: `")
+                    .append(s.getString("sidecarJar", "sidecar/target/quarkus-app/quarkus-run.jar")).append("`.\n\n");
+        }
+        md.append(GOALS_ANCHOR);
 
         // ---- latency table
         md.append("## Added latency vs direct (µs)\n\n");
@@ -111,12 +137,18 @@ final class Report {
             double[] d = avg(latency, level, "direct");
             for (String t : TARGETS) {
                 double[] v = avg(latency, level, t);
-                plot.computeIfAbsent(t, k -> new double[4][levelArray.length]);
-                for (int q = 0; q < 4; q++) {
-                    plot.get(t)[q][li] = v == null ? Double.NaN : v[q];
-                }
                 if (v == null) {
                     continue;
+                }
+                plot.computeIfAbsent(t, k -> {
+                    double[][] a = new double[4][levelArray.length];
+                    for (double[] row : a) {
+                        java.util.Arrays.fill(row, Double.NaN);
+                    }
+                    return a;
+                });
+                for (int q = 0; q < 4; q++) {
+                    plot.get(t)[q][li] = v[q];
                 }
                 boolean added = d != null && !t.equals("direct");
                 lat.row(level, t, Fmt.fixed(v[0], 0), Fmt.fixed(v[1], 0), added ? Fmt.fixed(v[0] - d[0], 0) : "",
@@ -145,26 +177,21 @@ final class Report {
                 .append(" ratio is noise; the targets below then divide by " + NOISE_FLOOR_US + " µs): ")
                 .append(String.join("; ", ratios)).append(".\n\n");
         md.append("![latency vs load](bench/latency-vs-load.svg)\n\n");
-        md.append(gcTable(latency, levels, s.getInteger("secondsPerPhase")));
+        md.append(gcTable(latency, levels, s.getInteger("secondsPerPhase"), hasBaseline));
 
         // ---- throughput
         JsonArray thr = r.getJsonArray("throughput", new JsonArray());
         md.append("## Throughput\n\n");
         MarkdownTable rates = new MarkdownTable("path", "target", "events/s", "proxy CPU (cores)",
                 "events per proxy CPU-second", "CPU per 1k events/s (millicores)").align("llrrrr");
-        double sidecarPerCore = Double.NaN;
-        double nginxPerCore = Double.NaN;
+        Map<String, Double> burstPerCore = new HashMap<>();
         for (String t : TARGETS) {
             double[] v = avgRate(thr, t, null);
             if (v == null) {
                 continue;
             }
             rateRow(rates, "burst (saturation)", t, v);
-            if (t.equals("sidecar")) {
-                sidecarPerCore = v[0] / Math.max(1e-9, v[1]);
-            } else if (t.equals("nginx")) {
-                nginxPerCore = v[0] / Math.max(1e-9, v[1]);
-            }
+            burstPerCore.put(t, v[0] / Math.max(1e-9, v[1]));
         }
         int top = levels.isEmpty() ? 0 : levels.last();
         Map<String, double[]> paced = new HashMap<>();
@@ -198,50 +225,70 @@ final class Report {
 
         // ---- memory
         JsonObject mem = r.getJsonObject("memory", new JsonObject());
-        md.append("\n## Memory, threads, file descriptors (sidecar)\n\n");
-        MarkdownTable memory = new MarkdownTable("when", "RSS (MB)", "threads", "fds").align("lrrr");
-        for (String when : List.of("idleAfterStart", "idleAfterWarmup", "idleAfterLoad", "end")) {
-            JsonObject st = mem.getJsonObject(when);
-            if (st != null) {
-                memory.row(when, Fmt.fixed(st.getLong("rssKb", 0L) / 1024.0, 1), st.getInteger("threads", 0),
-                        st.getInteger("fds", 0));
-            }
+        List<String> builds = hasBaseline ? BUILDS : List.of("sidecar");
+        md.append("\n## Memory, threads, file descriptors (" + String.join(", ", builds) + ")\n\n");
+        List<String> memHeader = new ArrayList<>(List.of("when"));
+        for (String b : builds) {
+            memHeader.addAll(List.of(b + " RSS (MB)", "threads", "fds"));
         }
-        double peak2000 = 0;
+        MarkdownTable memory = new MarkdownTable(memHeader.toArray(String[]::new)).align("l" + "rrr".repeat(builds.size()));
+        for (String when : List.of("idleAfterStart", "idleAfterWarmup", "idleAfterLoad", "end")) {
+            List<Object> row = new ArrayList<>(List.of(when));
+            for (String b : builds) {
+                JsonObject st = (b.equals("sidecar") ? mem : mem.getJsonObject(b, new JsonObject()))
+                        .getJsonObject(when, new JsonObject());
+                row.addAll(List.of(Fmt.fixed(st.getLong("rssKb", 0L) / 1024.0, 1), st.getInteger("threads", 0),
+                        st.getInteger("fds", 0)));
+            }
+            memory.row(row.toArray());
+        }
+        Map<String, Double> peakTop = new HashMap<>();
         long nginxRss = 0;
         for (int level : levels) {
-            List<JsonObject> ps = select(latency, "sidecar", level);
-            long peakRss = 0;
-            int peakThreads = 0;
-            int peakFds = 0;
-            for (JsonObject p : ps) {
-                JsonObject pk = p.getJsonObject("peak", new JsonObject());
-                peakRss = Math.max(peakRss, pk.getLong("rssKb", 0L));
-                peakThreads = Math.max(peakThreads, pk.getInteger("threads", 0));
-                peakFds = Math.max(peakFds, pk.getInteger("fds", 0));
+            List<Object> row = new ArrayList<>(List.of("peak during " + level + " streams"));
+            for (String b : builds) {
+                long peakRss = 0;
+                int peakThreads = 0;
+                int peakFds = 0;
+                for (JsonObject p : select(latency, b, level)) {
+                    JsonObject pk = p.getJsonObject("peak", new JsonObject());
+                    peakRss = Math.max(peakRss, pk.getLong("rssKb", 0L));
+                    peakThreads = Math.max(peakThreads, pk.getInteger("threads", 0));
+                    peakFds = Math.max(peakFds, pk.getInteger("fds", 0));
+                }
+                row.addAll(List.of(Fmt.fixed(peakRss / 1024.0, 1), peakThreads, peakFds));
+                if (level == top) {
+                    peakTop.put(b, peakRss / 1024.0);
+                }
             }
-            memory.row("peak during " + level + " streams", Fmt.fixed(peakRss / 1024.0, 1), peakThreads, peakFds);
+            memory.row(row.toArray());
             if (level == top) {
-                peak2000 = peakRss / 1024.0;
                 for (JsonObject p : select(latency, "nginx", level)) {
                     nginxRss = Math.max(nginxRss, p.getLong("nginxRssKb", 0L));
                 }
             }
         }
+        Map<String, Double> peakBurst = new HashMap<>();
         for (String mode : List.of("throughput", "plain")) {
-            long peakRss = 0;
-            for (JsonObject p : select(r.getJsonArray(mode, new JsonArray()), "sidecar", null)) {
-                peakRss = Math.max(peakRss, p.getJsonObject("peak", new JsonObject()).getLong("rssKb", 0L));
+            List<Object> row = new ArrayList<>(List.of("peak during " + (mode.equals("plain") ? "non-streaming requests" : "burst")));
+            long any = 0;
+            for (String b : builds) {
+                long peakRss = 0;
+                for (JsonObject p : select(r.getJsonArray(mode, new JsonArray()), b, null)) {
+                    peakRss = Math.max(peakRss, p.getJsonObject("peak", new JsonObject()).getLong("rssKb", 0L));
+                }
+                any += peakRss;
+                row.addAll(List.of(Fmt.fixed(peakRss / 1024.0, 1), "", ""));
             }
-            if (peakRss > 0) {
-                memory.row("peak during " + (mode.equals("plain") ? "non-streaming requests" : "burst"),
-                        Fmt.fixed(peakRss / 1024.0, 1), "", "");
+            if (any > 0) {
+                memory.row(row.toArray());
             }
         }
         md.append(memory);
+        double peak2000 = peakTop.getOrDefault("sidecar", 0.0);
         JsonObject idle = mem.getJsonObject("idleAfterWarmup", new JsonObject());
         double perStream = (peak2000 * 1024 - idle.getLong("rssKb", 0L)) * 1024.0 / Math.max(1, top);
-        md.append("\nRSS growth from idle (after warm-up) to the peak at " + top + " streams, per open stream: "
+        md.append("\nRSS growth of the current build from idle (after warm-up) to the peak at " + top + " streams, per open stream: "
                 + Fmt.fixed(perStream, 0) + " bytes (RSS is a coarse measure: the heap is capped and the collector "
                 + "decides when to grow it; each stream also holds two sockets, one to the client and one to the "
                 + "engine). nginx (master + workers) at " + top + " streams: " + Fmt.fixed(nginxRss / 1024.0, 1)
@@ -249,14 +296,17 @@ final class Report {
 
         // ---- timing error
         md.append("## The sidecar's own timing error (µs)\n\n");
-        MarkdownTable timing = new MarkdownTable("streams", "round", "sidecar TTFT p50", "engine TTFT p50", "error p50",
+        MarkdownTable timing = new MarkdownTable("build", "streams", "round", "sidecar TTFT p50", "engine TTFT p50", "error p50",
                 "sidecar TTFT p99", "engine TTFT p99", "error p99", "sidecar ITL p50", "engine ITL p50", "error p50",
                 "sidecar ITL p99", "engine ITL p99", "error p99", "per-token bound p99 (chunk delay)")
-                .align("rrrrrrrrrrrrrrr");
+                .align("lrrrrrrrrrrrrrrr");
         List<String[]> errPerLevel = new ArrayList<>();
+        Map<String, Double> itlErr1000 = new HashMap<>();
+        for (String b : builds) {
         for (int level : levels) {
             double worstErr = 0;
-            for (JsonObject p : select(latency, "sidecar", level)) {
+            double worstItl = Double.NaN;
+            for (JsonObject p : select(latency, b, level)) {
                 JsonObject v = p.getJsonObject("sidecarView", new JsonObject());
                 JsonObject vt = v.getJsonObject("ttft", new JsonObject());
                 JsonObject vi = v.getJsonObject("itl", new JsonObject());
@@ -265,15 +315,21 @@ final class Report {
                 double si50 = vi.getDouble("p50", Double.NaN), si99 = vi.getDouble("p99", Double.NaN);
                 double ei50 = q(p, "engineItl", "p50"), ei99 = q(p, "engineItl", "p99");
                 worstErr = Math.max(worstErr, Math.max(Math.abs(st99 - et99), Math.abs(si99 - ei99)));
-                timing.row(level, p.getInteger("round"), Fmt.fixed(st50, 0), Fmt.fixed(et50, 0),
+                double itlErr = Math.abs(si99 - ei99);
+                worstItl = Double.isNaN(worstItl) || itlErr > worstItl ? itlErr : worstItl;
+                timing.row(b, level, p.getInteger("round"), Fmt.fixed(st50, 0), Fmt.fixed(et50, 0),
                         Fmt.signed(st50 - et50, 0), Fmt.fixed(st99, 0), Fmt.fixed(et99, 0), Fmt.signed(st99 - et99, 0),
                         Fmt.fixed(si50, 0), Fmt.fixed(ei50, 0), Fmt.signed(si50 - ei50, 0), Fmt.fixed(si99, 0),
                         Fmt.fixed(ei99, 0), Fmt.signed(si99 - ei99, 0), Fmt.fixed(q(p, "chunkDelay", "p99"), 0));
             }
-            if (level <= 1000) {
+            if (level <= 1000 && b.equals("sidecar")) {
                 errPerLevel.add(check("sidecar timing error p99 at " + level + " streams (worse of TTFT, ITL; rounds)",
                         "< 1000 µs", worstErr, worstErr < 1000, "µs"));
             }
+            if (level == 1000) {
+                itlErr1000.put(b, worstItl);
+            }
+        }
         }
         md.append(timing);
         md.append("\nScrapes of `/q/metrics` while 1000+ streams ran through the sidecar: ");
@@ -289,7 +345,7 @@ final class Report {
         md.append(String.join("; ", scrapes)).append(".\n\n");
 
         // ---- summary against targets
-        md.append("## Against the targets\n\n");
+        md.append("## Other checks (current build)\n\n");
         MarkdownTable targets = new MarkdownTable("target", "goal", "measured", "met");
         perLevel.forEach(row -> targets.row((Object[]) row));
         double[] pd = paced.get("direct");
@@ -302,19 +358,14 @@ final class Report {
                     Fmt.fixed(kept, 3) + " (nginx " + (pn == null ? "NaN" : Fmt.fixed(pn[0] / pd[0], 3)) + ")",
                     kept >= 0.98 ? "yes" : "**no**");
         }
-        if (pn != null && pc != null) {
-            targets.row((Object[]) ratioRow("CPU per 1k paced events/s at " + top + " streams ÷ nginx's", 1.5, false,
-                    pc[1] / pc[0], pn[1] / pn[0]));
-        }
-        targets.row((Object[]) ratioRow("burst events per proxy CPU-second ÷ nginx's", 0.5, true, sidecarPerCore,
-                nginxPerCore));
-        targets.row((Object[]) ratioRow("non-streaming CPU per request ÷ nginx's", 2, false,
-                plainCpuPerRequest.getOrDefault("sidecar", Double.NaN),
-                plainCpuPerRequest.getOrDefault("nginx", Double.NaN)));
-        targets.row((Object[]) check("RSS at " + top + " streams (the JVM flags the image ships)", "≤ 256 MB",
-                peak2000, peak2000 <= 256, "MB"));
         errPerLevel.forEach(row -> targets.row((Object[]) row));
         md.append(targets);
+        // ---- the goals of issue 27, both builds, at the top of the report
+        Goals g = new Goals(latency, top, paced, burstPerCore, plainCpuPerRequest, peakTop, itlErr1000);
+        String goals = g.table(builds) + "\n" + abTable(r, latency, levels, paced, burstPerCore, plainCpuPerRequest,
+                peakTop, builds);
+        int at = md.indexOf(GOALS_ANCHOR);
+        md.replace(at, at + GOALS_ANCHOR.length(), goals);
         md.append("\nFor each target missed: where the sidecar's time goes (profiles of the same paths) and what it would take "
                 + "to close the gap, in [bench/profile.md](bench/profile.md). Raw numbers: `docs/bench/results.json`.\n");
         md.append("""
@@ -330,6 +381,146 @@ final class Report {
                 """);
         Files.writeString(root.resolve("docs/benchmarks.md"), md.toString());
         Files.writeString(root.resolve("docs/bench/latency-vs-load.svg"), svg(levels.stream().mapToDouble(Integer::doubleValue).toArray(), plot));
+    }
+
+    /** Where the goals table goes once everything it needs is computed: after the settings. */
+    static final String GOALS_ANCHOR = "\u0000goals\u0000";
+
+    /**
+     * The goals of issue 27 ("a data path that costs what nginx costs"), each as a ratio to nginx in the same run,
+     * for the current build and the baseline.
+     */
+    record Goals(JsonArray latency, int top, Map<String, double[]> paced, Map<String, Double> burstPerCore,
+            Map<String, Double> plainCpuPerRequest, Map<String, Double> peakTop, Map<String, Double> itlErr1000) {
+
+        /** One row per goal: [what, goal, then per build: measured, met], then nginx's figure. */
+        String table(List<String> builds) {
+            List<String> header = new ArrayList<>(List.of("goal", "bound"));
+            for (String b : builds) {
+                header.add(b.equals("sidecar") ? "current" : b);
+                header.add("met");
+            }
+            header.add("nginx");
+            MarkdownTable t = new MarkdownTable(header.toArray(String[]::new)).align("ll" + "rl".repeat(builds.size()) + "r");
+            double[] pn = paced.get("nginx");
+            double nginxPaced = pn == null ? Double.NaN : pn[1] / pn[0] * 1e6;
+            goalRow(t, builds, "CPU per paced event at " + top + " streams ÷ nginx's", "≤ 1.3", b -> {
+                double[] v = paced.get(b);
+                double cpu = v == null ? Double.NaN : v[1] / v[0] * 1e6;
+                double ratio = cpu / nginxPaced;
+                return new Object[] {Fmt.fixed(ratio, 2) + " (" + Fmt.fixed(cpu, 1) + " µs)", met(ratio, ratio <= 1.3)};
+            }, Fmt.fixed(nginxPaced, 1) + " µs");
+            double nb = burstPerCore.getOrDefault("nginx", Double.NaN);
+            goalRow(t, builds, "burst events per CPU-second ÷ nginx's", "≥ 0.5", b -> {
+                double v = burstPerCore.getOrDefault(b, Double.NaN);
+                double ratio = v / nb;
+                return new Object[] {Fmt.fixed(ratio, 2) + " (" + Fmt.fixed(v / 1000, 0) + " k)", met(ratio, ratio >= 0.5)};
+            }, Fmt.fixed(nb / 1000, 0) + " k");
+            double np = plainCpuPerRequest.getOrDefault("nginx", Double.NaN);
+            goalRow(t, builds, "non-streaming CPU per request ÷ nginx's", "≤ 1.5", b -> {
+                double v = plainCpuPerRequest.getOrDefault(b, Double.NaN);
+                double ratio = v / np;
+                return new Object[] {Fmt.fixed(ratio, 2) + " (" + Fmt.fixed(v, 0) + " µs)", met(ratio, ratio <= 1.5)};
+            }, Fmt.fixed(np, 0) + " µs");
+            double[] d = avg(latency, 1000, "direct");
+            double[] n = avg(latency, 1000, "nginx");
+            double nAdded = d == null || n == null ? Double.NaN : n[3] - d[3];
+            goalRow(t, builds, "added chunk p99 at 1000 streams", "≤ 1.5x nginx's or ≤ nginx's + 1 ms", b -> {
+                double[] c = avg(latency, 1000, b);
+                double added = c == null || d == null ? Double.NaN : c[3] - d[3];
+                boolean ok = added <= 1.5 * nAdded || added <= nAdded + 1000;
+                String x = nAdded > NOISE_FLOOR_US ? Fmt.fixed(added / nAdded, 2) + "x" : "nginx's below " + Fmt.fixed(NOISE_FLOOR_US, 0) + " µs";
+                return new Object[] {Fmt.fixed(added / 1000, 2) + " ms (" + x + ")", met(added, ok)};
+            }, Fmt.fixed(nAdded / 1000, 2) + " ms");
+            goalRow(t, builds, "the sidecar's ITL timing error p99 at 1000 streams (worse round)", "< 1 ms", b -> {
+                double v = itlErr1000.getOrDefault(b, Double.NaN);
+                return new Object[] {Fmt.fixed(v / 1000, 2) + " ms", met(v, v < 1000)};
+            }, "");
+            goalRow(t, builds, "RSS at " + top + " streams (peak)", "≤ 160 MB", b -> {
+                double v = peakTop.getOrDefault(b, Double.NaN);
+                return new Object[] {Fmt.fixed(v, 0) + " MB", met(v, v <= 160)};
+            }, "");
+            return "## Goals (issue 27), current vs baseline vs nginx\n\nEach goal is measured in this run; ratios are to nginx "
+                    + "in the same run. CPU per paced event is the proxy's CPU time per event the client received at "
+                    + top + " streams; burst is 16 streams of 5 000 events as fast as the path drains; non-streaming is "
+                    + "32 connections of 2-token requests; added chunk p99 is the per-event delay p99 through the proxy "
+                    + "minus direct's; the ITL timing error is |the sidecar's own ITL p99 (/q/llm) − the engine's, from "
+                    + "its stamps|.\n\n" + t + "\n";
+        }
+
+        static String met(double v, boolean ok) {
+            return Double.isNaN(v) ? "?" : ok ? "met" : "**missed**";
+        }
+
+        static void goalRow(MarkdownTable t, List<String> builds, String what, String bound,
+                java.util.function.Function<String, Object[]> cell, String nginx) {
+            List<Object> row = new ArrayList<>(List.of(what, bound));
+            for (String b : builds) {
+                row.addAll(List.of(cell.apply(b)));
+            }
+            row.add(nginx);
+            t.row(row.toArray());
+        }
+    }
+
+    /**
+     * The A/B table: the same measures for the current build, the baseline and nginx, with the ratios between them
+     * (latency p50/p99 per level, CPU per event and per request, RSS).
+     */
+    static String abTable(JsonObject r, JsonArray latency, TreeSet<Integer> levels, Map<String, double[]> paced,
+            Map<String, Double> burstPerCore, Map<String, Double> plainCpuPerRequest, Map<String, Double> peakTop,
+            List<String> builds) {
+        if (builds.size() < 2) {
+            return "";
+        }
+        MarkdownTable t = new MarkdownTable("measure", "current", "baseline", "nginx", "current ÷ baseline",
+                "current ÷ nginx", "baseline ÷ nginx").align("lrrrrrr");
+        for (int level : levels) {
+            double[] d = avg(latency, level, "direct");
+            double[] c = avg(latency, level, "sidecar");
+            double[] b = avg(latency, level, "baseline");
+            double[] n = avg(latency, level, "nginx");
+            if (d == null || c == null || b == null || n == null) {
+                continue;
+            }
+            String[] names = {"added TTFT p50", "added TTFT p99", "added chunk p50", "added chunk p99"};
+            for (int q = 0; q < 4; q++) {
+                abRow(t, names[q] + " at " + level + " streams (µs)", c[q] - d[q], b[q] - d[q], n[q] - d[q], 0);
+            }
+            double[] rc = avgRate(latency, "sidecar", level);
+            double[] rb = avgRate(latency, "baseline", level);
+            double[] rn = avgRate(latency, "nginx", level);
+            abRow(t, "CPU per paced event at " + level + " streams (µs)", rc[1] / rc[0] * 1e6, rb[1] / rb[0] * 1e6,
+                    rn[1] / rn[0] * 1e6, 1);
+        }
+        abRow(t, "burst events per CPU-second", burstPerCore.getOrDefault("sidecar", Double.NaN),
+                burstPerCore.getOrDefault("baseline", Double.NaN), burstPerCore.getOrDefault("nginx", Double.NaN), 0);
+        abRow(t, "non-streaming CPU per request (µs)", plainCpuPerRequest.getOrDefault("sidecar", Double.NaN),
+                plainCpuPerRequest.getOrDefault("baseline", Double.NaN), plainCpuPerRequest.getOrDefault("nginx", Double.NaN), 0);
+        JsonArray plain = r.getJsonArray("plain", new JsonArray());
+        for (String qn : List.of("p50", "p99")) {
+            abRow(t, "non-streaming latency " + qn + " (µs)", mean(select(plain, "sidecar", null), p -> q(p, "plainLatency", qn)),
+                    mean(select(plain, "baseline", null), p -> q(p, "plainLatency", qn)),
+                    mean(select(plain, "nginx", null), p -> q(p, "plainLatency", qn)), 0);
+        }
+        abRow(t, "peak RSS at " + levels.last() + " streams (MB)", peakTop.getOrDefault("sidecar", Double.NaN),
+                peakTop.getOrDefault("baseline", Double.NaN), Double.NaN, 0);
+        return "### Current vs baseline vs nginx, same run\n\nAdded latency is the quantile through the proxy minus "
+                + "the same quantile direct (averaged over rounds); a ratio of added latencies is shown only when the "
+                + "divisor is above " + Fmt.fixed(NOISE_FLOOR_US, 0) + " µs.\n\n" + t + "\n";
+    }
+
+    static void abRow(MarkdownTable t, String what, double current, double baseline, double nginx, int decimals) {
+        boolean latency = what.startsWith("added");
+        t.row(what, Fmt.fixed(current, decimals), Fmt.fixed(baseline, decimals), Fmt.fixed(nginx, decimals),
+                abRatio(current, baseline, latency), abRatio(current, nginx, latency), abRatio(baseline, nginx, latency));
+    }
+
+    static String abRatio(double a, double b, boolean latency) {
+        if (Double.isNaN(a) || Double.isNaN(b) || (latency && b <= NOISE_FLOOR_US) || b == 0) {
+            return Fmt.NONE;
+        }
+        return Fmt.fixed(a / b, 2);
     }
 
     /** nginx's added latency below this is measurement noise; ratios divide by at least this much. */
@@ -386,20 +577,22 @@ final class Report {
     }
 
     /** The sidecar's collector pauses during each latency phase (from its own jvm_gc_pause_seconds). */
-    static String gcTable(JsonArray latency, TreeSet<Integer> levels, int seconds) {
-        MarkdownTable t = new MarkdownTable("streams", "round", "young collections", "young pause total (ms)",
-                "full collections", "full pause total (ms)", "share of the phase paused %").align("rrrrrrr");
+    static String gcTable(JsonArray latency, TreeSet<Integer> levels, int seconds, boolean hasBaseline) {
+        MarkdownTable t = new MarkdownTable("build", "streams", "round", "young collections", "young pause total (ms)",
+                "full collections", "full pause total (ms)", "share of the phase paused %").align("lrrrrrrr");
+        for (String b : hasBaseline ? BUILDS : List.of("sidecar")) {
         for (int level : levels) {
-            for (JsonObject p : select(latency, "sidecar", level)) {
+            for (JsonObject p : select(latency, b, level)) {
                 JsonObject g = p.getJsonObject("gc");
                 if (g == null || !g.containsKey("minorCount")) {
                     continue;
                 }
                 double paused = g.getDouble("minorSeconds") + g.getDouble("majorSeconds");
-                t.row(level, p.getInteger("round"), Fmt.fixed(g.getDouble("minorCount"), 0),
+                t.row(b, level, p.getInteger("round"), Fmt.fixed(g.getDouble("minorCount"), 0),
                         Fmt.fixed(g.getDouble("minorSeconds") * 1000, 0), Fmt.fixed(g.getDouble("majorCount"), 0),
                         Fmt.fixed(g.getDouble("majorSeconds") * 1000, 0), Fmt.fixed(100 * paused / seconds, 1));
             }
+        }
         }
         if (t.isEmpty()) {
             return "";
@@ -447,7 +640,7 @@ final class Report {
 
     // ------------------------------------------------------------------------------------------------ SVG
 
-    static final String[] COLORS = {"#777777", "#2e9e44", "#1f5fbf"};
+    static final String[] COLORS = {"#777777", "#2e9e44", "#1f5fbf", "#d9822b"};
 
     /**
      * Two panels (TTFT overhead, chunk delay) against the concurrency levels, one line per target and quantile: p50
