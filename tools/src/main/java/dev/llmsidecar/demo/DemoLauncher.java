@@ -104,6 +104,7 @@ public final class DemoLauncher {
         }
         DemoTraffic traffic = new DemoTraffic(vertx, "127.0.0.1", proxyPort, rate, concurrency,
                 DemoLauncher::announce);
+        traffic.endHint("End it early: curl -X DELETE http://127.0.0.1:" + enginePort + DemoControl.PATH);
         DemoControl.mount(engine, traffic);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             traffic.stop();

@@ -53,6 +53,7 @@ public final class DemoTraffic {
     private long incidentEndsAt;
     private long incidentTimer = -1;
     private volatile boolean incident;
+    private volatile String endHint = "";
 
     public DemoTraffic(Vertx vertx, String host, int port, double requestsPerSecond, int maxConcurrency) {
         this(vertx, host, port, requestsPerSecond, maxConcurrency, line -> { });
@@ -79,6 +80,12 @@ public final class DemoTraffic {
                         sendOne();
                     }
                 }, "demo-arrivals");
+    }
+
+    /** Appended to the announcement of an incident's start: how to end it early. */
+    public DemoTraffic endHint(String hint) {
+        this.endHint = hint;
+        return this;
     }
 
     /** Requests per second the schedule asks for now. */
@@ -118,9 +125,9 @@ public final class DemoTraffic {
         announce.accept(String.format(java.util.Locale.ROOT, "INCIDENT %s for %d s: traffic surges to %.1f requests/s"
                 + " (%.0fx the demo's mean), up to %d at once, past what the engine's slots serve; requests queue and"
                 + " time to first token grows to seconds. Expect LLMSidecarSLOOutage (objective interactive) to fire"
-                + " within about 2 minutes. End it early: curl -X DELETE .../demo/incident",
-                already ? "extended" : "started", length.toSeconds(), requestsPerSecond * INCIDENT_FACTOR,
-                INCIDENT_FACTOR, INCIDENT_MAX_CONCURRENCY));
+                + " within about 2 minutes.%s", already ? "extended" : "started", length.toSeconds(),
+                requestsPerSecond * INCIDENT_FACTOR, INCIDENT_FACTOR, INCIDENT_MAX_CONCURRENCY,
+                endHint.isEmpty() ? "" : " " + endHint));
     }
 
     /** Ends the incident now, if one runs; announces it. */
