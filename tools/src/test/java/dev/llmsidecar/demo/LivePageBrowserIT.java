@@ -224,7 +224,8 @@ class LivePageBrowserIT {
             JsonObject overloaded = waitFor(chromium, s -> s.getBoolean("notice"), Duration.ofSeconds(60));
             String notice = chromium.evaluate("document.getElementById('notice').textContent").toString();
             System.out.printf("LivePageBrowserTest: in the incident: %s%n", notice);
-            assertThat(notice).contains("Past capacity").contains("requests in flight").contains("the engine queues");
+            assertThat(notice).contains("Past capacity", "requests in flight", "the engine queues",
+                    "lowest SLO attainment over 1m: batch ", "default ");
             assertThat(overloaded.getBoolean("banner")).isFalse();
             Path incidentShot = Path.of("target", "live-page-incident.png");
             Files.write(incidentShot, chromium.screenshot(WIDTH));
