@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Assumptions;
  * External tools of the ops tests (promtool, prometheus, yamllint, kubectl, node + sidecar/src/test/ops-node). Outside CI a
  * missing tool skips the test with the install hint; with {@code CI=true} it fails, so CI never passes silently.
  */
-final class OpsTools {
+public final class OpsTools {
 
     static final Path ROOT = Repo.root();
     static final Path NODE_DIR = ROOT.resolve("sidecar/src/test/ops-node");
@@ -36,7 +36,7 @@ final class OpsTools {
     }
 
     /** Absolute path of {@code tool} on PATH; skips (locally) or fails (CI) with {@code installHint} when absent. */
-    static Path require(String tool, String installHint) {
+    public static Path require(String tool, String installHint) {
         for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
             Path p = Path.of(dir.isEmpty() ? "." : dir, tool);
             if (Files.isExecutable(p)) {

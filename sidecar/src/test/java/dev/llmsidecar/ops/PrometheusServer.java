@@ -15,12 +15,15 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
-/** A real Prometheus server (Debian's prometheus binary) on a loopback port, stopped by PID on close. */
-final class PrometheusServer implements AutoCloseable {
+/**
+ * A real Prometheus server (Debian's prometheus binary) on a loopback port, stopped by PID on close. Public for the
+ * tools' demo test (DemoAlertsPrometheusIT).
+ */
+public final class PrometheusServer implements AutoCloseable {
 
     private final Process process;
     private final Path log;
-    final int port;
+    public final int port;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     private PrometheusServer(Process process, Path log, int port) {
@@ -30,12 +33,12 @@ final class PrometheusServer implements AutoCloseable {
     }
 
     /** Starts prometheus with {@code config} (YAML) in {@code dir}; waits (at most 60 s) until /-/ready. */
-    static PrometheusServer start(Path binary, Path dir, String config) throws Exception {
+    public static PrometheusServer start(Path binary, Path dir, String config) throws Exception {
         return start(binary, dir, config, "exemplar-storage");
     }
 
     /** The same, with these feature flags (e.g. native-histograms). */
-    static PrometheusServer start(Path binary, Path dir, String config, String features) throws Exception {
+    public static PrometheusServer start(Path binary, Path dir, String config, String features) throws Exception {
         Path configFile = dir.resolve("prometheus.yml");
         Files.writeString(configFile, config);
         IllegalStateException last = null;
@@ -75,7 +78,7 @@ final class PrometheusServer implements AutoCloseable {
     }
 
     /** GET an API path; returns the JSON answer (status and data; errors are returned, not thrown). */
-    JsonObject api(String pathAndQuery) {
+    public JsonObject api(String pathAndQuery) {
         try {
             HttpResponse<String> r = http.send(HttpRequest.newBuilder(
                     URI.create("http://127.0.0.1:" + port + pathAndQuery)).timeout(Duration.ofSeconds(30)).build(),
@@ -90,16 +93,16 @@ final class PrometheusServer implements AutoCloseable {
     }
 
     /** Instant query; the answer's {@code data.result} (the answer itself when the query failed). */
-    JsonObject query(String promql) {
+    public JsonObject query(String promql) {
         return api("/api/v1/query?query=" + URLEncoder.encode(promql, StandardCharsets.UTF_8));
     }
 
-    static JsonArray result(JsonObject answer) {
+    public static JsonArray result(JsonObject answer) {
         JsonObject data = answer.getJsonObject("data");
         return data == null ? null : data.getJsonArray("result");
     }
 
-    String log() {
+    public String log() {
         try {
             return Files.readString(log);
         } catch (IOException e) {

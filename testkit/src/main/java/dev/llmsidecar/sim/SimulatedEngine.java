@@ -70,6 +70,9 @@ public final class SimulatedEngine {
     private int running;
     private volatile boolean recordResponses;
     private volatile List<String> servedModels;
+    /** Paths served by handlers from outside (the demo's control), before the engine's own. */
+    private final Map<String, io.vertx.core.Handler<HttpServerRequest>> routes =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     // vLLM-style counters (event-loop confined writes, read by /metrics on the same loop)
     private long promptTokensTotal;
@@ -171,8 +174,22 @@ public final class SimulatedEngine {
         return this;
     }
 
+    /**
+     * Serves {@code path} with {@code handler} from now on, before the engine's own paths (the demo's control of its
+     * traffic, /demo/incident).
+     */
+    public SimulatedEngine route(String path, io.vertx.core.Handler<HttpServerRequest> handler) {
+        routes.put(path, handler);
+        return this;
+    }
+
     private void handle(HttpServerRequest req) {
         String path = req.path();
+        io.vertx.core.Handler<HttpServerRequest> route = routes.get(path);
+        if (route != null) {
+            route.handle(req);
+            return;
+        }
         String format = req.getHeader("x-sim-format");
         SimDialect dialect = dialects.containsKey(path) || format == null ? dialects.get(path) : dialects.get(format);
         if (dialect != null) {

@@ -9,56 +9,149 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.time.Duration;
 import java.util.Random;
+import java.util.function.Consumer;
 
 /**
  * Sends a mix of LLM requests (chat / completions, streaming or not, some asking for usage, two models, varied
  * lengths, an occasional slow prefill and client error; and a share in the other wire formats: Responses,
  * Anthropic Messages with thinking, Ollama, TGI, llama.cpp, embeddings) through the proxy, so the demo shows
- * live metrics. Requests come from three tenants ({@code x-tenant}). The rate rises and falls in waves of
- * {@link #WAVE_SECONDS}, from a quarter of the peak to the peak ({@value #PEAK_FACTOR} times the configured rate), so
- * the load crosses the demo engine's slots and the saturation knee shows: an {@link OpenLoop} of Poisson arrivals at
- * the peak rate, each kept with the wave's share (a Poisson process whose rate follows the wave). An arrival while
- * the maximum concurrency is open is dropped. Runs until {@link #stop()}.
+ * live metrics. Requests come from three tenants ({@code x-tenant}); team-batch's are in SLO class {@code batch}
+ * ({@code x-slo-class}), the others in the default class.
+ *
+ * <p>Healthy by default: the rate rises and falls in waves of {@link #WAVE_SECONDS}, from {@value #WAVE_LOW} to
+ * {@value #WAVE_HIGH} times the configured mean, which at the demo's 2 requests/s keeps the demo engine's 10 slots
+ * under the knee (about 5 requests in flight at the crest, each taking about 2 s). An <em>incident</em>, only when
+ * asked for ({@link #startIncident}), is a surge: {@value #INCIDENT_FACTOR} times the mean with up to
+ * {@value #INCIDENT_MAX_CONCURRENCY} requests at once, past what the slots serve, so requests queue for a slot and
+ * time to first token grows to seconds; it ends after its time or at {@link #endIncident}. Arrivals are an
+ * {@link OpenLoop} of Poisson arrivals at the highest rate, each kept with the share the moment's rate is of it (a
+ * Poisson process whose rate follows the schedule). An arrival while the moment's maximum concurrency is open is
+ * dropped. Runs until {@link #stop()}.
  */
 public final class DemoTraffic {
 
+    static final double WAVE_SECONDS = 180;
+    static final double WAVE_LOW = 0.6;
+    static final double WAVE_HIGH = 1.4;
+    static final double INCIDENT_FACTOR = 4;
+    static final int INCIDENT_MAX_CONCURRENCY = 64;
+    private static final String[] TENANTS = {"team-search", "team-search", "team-chat", "team-batch"};
+
+    private final Vertx vertx;
     private final LoadClient client;
     private final double requestsPerSecond;
     private final int maxConcurrency;
-    static final double WAVE_SECONDS = 180;
-    static final double PEAK_FACTOR = 2.5;
-    private static final String[] TENANTS = {"team-search", "team-search", "team-chat", "team-batch"};
+    private final Consumer<String> announce;
 
-    /** Draws the wave and the request mix, on the client's context. */
+    /** Draws the schedule's thinning and the request mix, on the client's context. */
     private final Random random = new Random(7);
     private OpenLoop arrivals;
     private long startedAt;
+    /** Guarded by this: the incident's end ({@link System#nanoTime()}), its timer, whether one runs. */
+    private long incidentEndsAt;
+    private long incidentTimer = -1;
+    private volatile boolean incident;
+    private volatile String endHint = "";
 
     public DemoTraffic(Vertx vertx, String host, int port, double requestsPerSecond, int maxConcurrency) {
+        this(vertx, host, port, requestsPerSecond, maxConcurrency, line -> { });
+    }
+
+    /** @param announce told, in a line, when an incident starts and ends */
+    public DemoTraffic(Vertx vertx, String host, int port, double requestsPerSecond, int maxConcurrency,
+            Consumer<String> announce) {
+        this.vertx = vertx;
         this.requestsPerSecond = requestsPerSecond;
         this.maxConcurrency = maxConcurrency;
-        this.client = new LoadClient(vertx, vertx.getOrCreateContext(), host, port, maxConcurrency);
+        this.announce = announce;
+        this.client = new LoadClient(vertx, vertx.getOrCreateContext(), host, port,
+                Math.max(maxConcurrency, INCIDENT_MAX_CONCURRENCY));
     }
 
     /** Starts the traffic a second from now. */
     public void start() {
         startedAt = System.nanoTime();
-        PoissonArrivals peak = new PoissonArrivals(requestsPerSecond * PEAK_FACTOR, 7);
-        arrivals = OpenLoop.start(client.context(), peak::nextNanos, startedAt + 1_000_000_000L, Long.MAX_VALUE, () -> {
-            if (random.nextDouble() < waveShare()) {
-                sendOne();
-            }
-        }, "demo-arrivals");
+        PoissonArrivals highest = new PoissonArrivals(requestsPerSecond * Math.max(WAVE_HIGH, INCIDENT_FACTOR), 7);
+        arrivals = OpenLoop.start(client.context(), highest::nextNanos, startedAt + 1_000_000_000L, Long.MAX_VALUE,
+                () -> {
+                    if (random.nextDouble() * highest.rate() < rateNow()) {
+                        sendOne();
+                    }
+                }, "demo-arrivals");
     }
 
-    /** Share of the peak rate now: 1/4 at the start of a wave, 1 in its middle. */
-    private double waveShare() {
+    /** Appended to the announcement of an incident's start: how to end it early. */
+    public DemoTraffic endHint(String hint) {
+        this.endHint = hint;
+        return this;
+    }
+
+    /** Requests per second the schedule asks for now. */
+    public double rateNow() {
+        if (incident) {
+            return requestsPerSecond * INCIDENT_FACTOR;
+        }
         double phase = (System.nanoTime() - startedAt) / 1e9 / WAVE_SECONDS * 2 * Math.PI;
-        return 0.25 + 0.75 * (1 - Math.cos(phase)) / 2;
+        return requestsPerSecond * (WAVE_LOW + (WAVE_HIGH - WAVE_LOW) * (1 - Math.cos(phase)) / 2);
+    }
+
+    public boolean incident() {
+        return incident;
+    }
+
+    /** Seconds left of the incident; 0 when none runs. */
+    public synchronized long incidentSecondsLeft() {
+        return incident ? Math.max(0, (incidentEndsAt - System.nanoTime()) / 1_000_000_000L) : 0;
+    }
+
+    /**
+     * Starts an incident that lasts {@code length} (one already running is extended or shortened to that); announces
+     * it.
+     */
+    public synchronized void startIncident(Duration length) {
+        if (length.isNegative() || length.isZero()) {
+            throw new IllegalArgumentException("an incident lasts a positive time: " + length);
+        }
+        if (incidentTimer >= 0) {
+            vertx.cancelTimer(incidentTimer);
+        }
+        incidentEndsAt = System.nanoTime() + length.toNanos();
+        incidentTimer = vertx.setTimer(Math.max(1, length.toMillis()), id -> endIncident("its " + length.toSeconds()
+                + " s are over"));
+        boolean already = incident;
+        incident = true;
+        announce.accept(String.format(java.util.Locale.ROOT, "INCIDENT %s for %d s: traffic surges to %.1f requests/s"
+                + " (%.0fx the demo's mean), up to %d at once, past what the engine's slots serve; requests queue and"
+                + " time to first token grows to seconds. Expect LLMSidecarSLOOutage (objective interactive) to fire"
+                + " within about 2 minutes.%s", already ? "extended" : "started", length.toSeconds(),
+                requestsPerSecond * INCIDENT_FACTOR, INCIDENT_FACTOR, INCIDENT_MAX_CONCURRENCY,
+                endHint.isEmpty() ? "" : " " + endHint));
+    }
+
+    /** Ends the incident now, if one runs; announces it. */
+    public synchronized boolean endIncident(String why) {
+        if (!incident) {
+            return false;
+        }
+        if (incidentTimer >= 0) {
+            vertx.cancelTimer(incidentTimer);
+            incidentTimer = -1;
+        }
+        incident = false;
+        announce.accept("INCIDENT over (" + why + "): traffic back to the healthy waves; the queue drains in seconds,"
+                + " and the alerts clear as their windows move past the incident (the 5-minute outage page within"
+                + " about 4 minutes)");
+        return true;
     }
 
     public void stop() {
+        synchronized (this) {
+            if (incidentTimer >= 0) {
+                vertx.cancelTimer(incidentTimer);
+            }
+        }
         if (arrivals != null) {
             arrivals.stop();
         }
@@ -66,7 +159,7 @@ public final class DemoTraffic {
     }
 
     private void sendOne() {
-        if (client.inFlight() >= maxConcurrency) {
+        if (client.inFlight() >= (incident ? INCIDENT_MAX_CONCURRENCY : maxConcurrency)) {
             return;
         }
         if (random.nextDouble() < 0.3) {
@@ -94,9 +187,10 @@ public final class DemoTraffic {
                 .setURI(chat ? "/v1/chat/completions" : "/v1/completions")
                 .putHeader("content-type", "application/json");
         double r = random.nextDouble();
-        if (r < 0.05) {
-            options.putHeader("x-sim-ttft-ms", Integer.toString(800 + random.nextInt(1500))); // slow prefill
-        } else if (r < 0.07) {
+        if (r < 0.01) {
+            // a rare slow prefill: the TTFT tail has something in it (and misses the objective's 0.5 s)
+            options.putHeader("x-sim-ttft-ms", Integer.toString(800 + random.nextInt(1500)));
+        } else if (r < 0.03) {
             options.putHeader("x-sim-status", "400");
         }
         send(options, body);
@@ -145,7 +239,11 @@ public final class DemoTraffic {
     }
 
     private void send(RequestOptions options, JsonObject body) {
-        options.putHeader("x-tenant", TENANTS[random.nextInt(TENANTS.length)]);
+        String tenant = TENANTS[random.nextInt(TENANTS.length)];
+        options.putHeader("x-tenant", tenant);
+        if (tenant.equals("team-batch")) {
+            options.putHeader("x-slo-class", "batch");
+        }
         client.send(options, body.toBuffer(), ResponseReader.discarding());
     }
 }
