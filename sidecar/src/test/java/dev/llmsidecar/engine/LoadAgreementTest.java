@@ -173,10 +173,11 @@ class LoadAgreementTest {
         assertThat(quantile(queuedWithoutWaiting, 0.99)).isZero();
         assertThat(quantile(decodingWithoutSlot, 0.99)).isLessThanOrEqualTo(1.0);
         // the engine member of /q/llm: its age says which moment it is, to a request on the wire (measured: p90 0,
-        // p99 1; against the counts of now instead, p99 7-9). The age: an interval, and late timers (p99 0.5-0.7 s)
+        // p99 1 alone, 3 inside a full test run on 2 busy cores; against the counts of now instead, p99 6-9). The
+        // age: an interval, and late timers (p99 0.5-0.7 s)
         assertThat(quantile(ages, 0.99)).isLessThanOrEqualTo(SCRAPE_INTERVAL.toMillis() / 1000.0 + 1.0);
         assertThat(quantile(scraped, 0.90)).isLessThanOrEqualTo(1.0);
-        assertThat(quantile(scraped, 0.99)).isLessThanOrEqualTo(2.0);
+        assertThat(quantile(scraped, 0.99)).isLessThanOrEqualTo(3.0);
     }
 
     private Sample sample(ProxyFixture f) {
