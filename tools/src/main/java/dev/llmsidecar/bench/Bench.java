@@ -31,7 +31,7 @@ import java.util.concurrent.TimeUnit;
  * raw results to docs/bench/results.json and the report (docs/benchmarks.md, docs/bench/latency-vs-load.svg) via
  * {@link Report}.
  *
- * <p>Usage: {@code Bench <repoRoot> <classpath> [--quick] [--baseline JAR] [--soak MINUTES] [--report-only]
+ * <p>Usage: {@code Bench <repoRoot> <classpath> [--quick] [--baseline JAR [--baseline-jvm-options FILE]] [--soak MINUTES] [--report-only]
  * [--trial]}. With {@code --baseline}, a second sidecar build (another {@code quarkus-run.jar}, the same JVM flags) is a
  * fourth target, {@code baseline}, interleaved with the others in every round: each figure of the report is then an A/B
  * of two builds in the same run. {@code --trial} measures the sidecar (and the baseline) at 1000 and 2000 streams after
@@ -61,6 +61,8 @@ public final class Bench {
     java.util.Set<String> rerun;
     /** A second sidecar build measured beside the current one ({@code --baseline}); null: none. */
     Path baselineJar;
+    /** The baseline's own JVM flags file ({@code --baseline-jvm-options}: what its build shipped); null: ours. */
+    Path baselineOptions;
 
     Bench(Path root, String cp) {
         this.root = root;
@@ -91,6 +93,7 @@ public final class Bench {
                         throw new IllegalArgumentException("no baseline jar at " + bench.baselineJar);
                     }
                 }
+                case "--baseline-jvm-options" -> bench.baselineOptions = Path.of(args[++i]).toAbsolutePath();
                 case "--soak" -> soakMinutes = Integer.parseInt(args[++i]);
                 case "--report-only" -> reportOnly = true;
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
@@ -139,7 +142,10 @@ public final class Bench {
                         .put("eventsPerStream", events).put("intervalMs", intervalMs).put("ttftMs", ttftMs)
                         .put("sidecarJvm", sidecarOptsDescription())
                         .put("sidecarJar", root.resolve(CURRENT_JAR).toString())
-                        .put("baselineJar", baselineJar == null ? null : baselineJar.toString()));
+                        .put("baselineJar", baselineJar == null ? null : baselineJar.toString())
+                        .put("baselineJvm", baselineOptions == null ? null
+                                : String.join(" ", Processes.jvmOptions(baselineOptions)) + " (from " + baselineOptions
+                                        + ")"));
         long t0 = System.nanoTime();
 
         Endpoint engine = startEngine();
@@ -472,10 +478,15 @@ public final class Bench {
         return startSidecar(enginePort, root.resolve(CURRENT_JAR), "sidecar");
     }
 
-    /** A sidecar build ({@code name}: "sidecar" or "baseline"), with the same flags and settings whichever the jar. */
+    /**
+     * A sidecar build ({@code name}: "sidecar" or "baseline"), with the same settings whichever the jar, and the same
+     * flags unless the baseline has its own ({@code --baseline-jvm-options}).
+     */
     Endpoint startSidecar(int enginePort, Path jar, String name) throws Exception {
+        List<String> flags = "baseline".equals(name) && baselineOptions != null
+                ? Processes.jvmOptions(baselineOptions) : sidecarOpts();
         Processes.Sidecar s = Processes.Sidecar.launch(jar)
-                .jvmOptions(sidecarOpts()).env(sidecarEnv()).upstream("http://127.0.0.1:" + enginePort)
+                .jvmOptions(flags).env(sidecarEnv()).upstream("http://127.0.0.1:" + enginePort)
                 .property("quarkus.http.accept-backlog", "4096").property("sidecar.engine.scrape-enabled", "false")
                 .property("quarkus.otel.sdk.disabled", "true").log(work.resolve(name + ".log")).start();
         started.add(s.running.process);
