@@ -196,9 +196,15 @@ public final class Processes {
             });
             running.grace = l.grace;
             try {
-                proxyPort = Integer.parseInt(running.await(PROXY_LISTENING, Duration.ofSeconds(60)).group(1));
-                managementPort = Integer.parseInt(running.await(MANAGEMENT_LISTENING, Duration.ofSeconds(60))
-                        .group(1));
+                if (l.proxyPort != 0 && l.managementPort != 0) {
+                    // fixed ports: nothing to read off the log (a build before the Netty proxy printed other lines)
+                    proxyPort = l.proxyPort;
+                    managementPort = l.managementPort;
+                } else {
+                    proxyPort = Integer.parseInt(running.await(PROXY_LISTENING, Duration.ofSeconds(60)).group(1));
+                    managementPort = Integer.parseInt(running.await(MANAGEMENT_LISTENING, Duration.ofSeconds(60))
+                            .group(1));
+                }
             } catch (RuntimeException e) {
                 close();
                 throw e;

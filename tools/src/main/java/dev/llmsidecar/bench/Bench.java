@@ -485,7 +485,11 @@ public final class Bench {
     Endpoint startSidecar(int enginePort, Path jar, String name) throws Exception {
         List<String> flags = "baseline".equals(name) && baselineOptions != null
                 ? Processes.jvmOptions(baselineOptions) : sidecarOpts();
-        Processes.Sidecar s = Processes.Sidecar.launch(jar)
+        Processes.Launch launch = Processes.Sidecar.launch(jar);
+        if ("baseline".equals(name)) {
+            launch.ports(Processes.freePort(), Processes.freePort()); // any build: ready when its health says so
+        }
+        Processes.Sidecar s = launch
                 .jvmOptions(flags).env(sidecarEnv()).upstream("http://127.0.0.1:" + enginePort)
                 .property("quarkus.http.accept-backlog", "4096").property("sidecar.engine.scrape-enabled", "false")
                 .property("quarkus.otel.sdk.disabled", "true").log(work.resolve(name + ".log")).start();
