@@ -79,6 +79,11 @@ public class ProxyLifecycle {
         if (open > 0) {
             LOG.infof("draining %d open request(s) for up to %s", open, grace);
         }
+        awaitDrain(s, grace);
+    }
+
+    /** Waits until every open request has ended, or the grace has run out (then what is still open is cut). */
+    private static void awaitDrain(ProxyServer s, Duration grace) {
         try {
             s.drain(grace).get(grace.toMillis() + 1000, TimeUnit.MILLISECONDS);
         } catch (Exception e) {
@@ -111,11 +116,7 @@ public class ProxyLifecycle {
         }
         if (server != null) {
             // open streams end first (at once when none is open), then the server closes
-            try {
-                server.drain(grace).get(grace.toMillis() + 1000, TimeUnit.MILLISECONDS);
-            } catch (Exception e) {
-                // the grace ran out: what is still open is cut
-            }
+            awaitDrain(server, grace);
             server.close();
         }
     }
