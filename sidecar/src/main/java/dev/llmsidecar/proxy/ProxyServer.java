@@ -93,6 +93,8 @@ public final class ProxyServer {
     /** Requests whose response has not ended (or whose connection has not closed) yet. */
     private final AtomicInteger inFlight = new AtomicInteger();
     private volatile boolean draining;
+    /** The one drain, once started. */
+    private CompletableFuture<Void> drained;
     private Channel serverChannel;
 
     public ProxyServer(EventLoopGroup group, SidecarConfig config, TrafficObserver traffic, Settings settings) {
@@ -238,11 +240,16 @@ public final class ProxyServer {
     /**
      * Graceful shutdown: from now on new requests get 503 with {@code Connection: close}; the returned future
      * completes when every request in progress has ended, or after {@code grace}, whichever comes first (it
-     * never fails). Streams still open then are cut when the server closes.
+     * never fails). Streams still open then are cut when the server closes. Only the first call starts the drain:
+     * later ones (the signal's hook, then each shutdown phase) get the same future, so the grace is counted once.
      */
-    public CompletableFuture<Void> drain(Duration grace) {
+    public synchronized CompletableFuture<Void> drain(Duration grace) {
+        if (drained != null) {
+            return drained;
+        }
         draining = true;
         CompletableFuture<Void> done = new CompletableFuture<>();
+        drained = done;
         long deadline = System.nanoTime() + grace.toNanos();
         if (inFlight.get() == 0 || grace.isZero() || grace.isNegative()) {
             done.complete(null);

@@ -38,7 +38,9 @@ final class JsonTree {
         /**
          * Not JSON because some bytes are not UTF-8: a reader may still take it. Jackson's symbol table pads a
          * name's last four-byte group with 0xFF bytes, so once a factory has seen {@code "model"} it takes the
-         * bytes {@code "mode\xFF\xFFl"} for that name without decoding them (a fresh factory refuses them).
+         * bytes {@code "mode\xFF\xFFl"} for that name without decoding them (a fresh factory refuses them). So
+         * this reference's own factory may build a tree of such bytes too: a tree of bytes Jackson reads as UTF-8
+         * that are not UTF-8 is this verdict, not {@link #TREE}.
          */
         NOT_UTF8,
         /** Well-formed but a name is repeated in an object: JSON leaves its meaning to the reader. */
@@ -63,6 +65,9 @@ final class JsonTree {
             if (nothingAfter && p.nextToken() != null) {
                 return new Reading(Verdict.MALFORMED, null);
             }
+            if (readAsUtf8(bytes, offset, length) && !isUtf8(bytes, offset, length)) {
+                return new Reading(Verdict.NOT_UTF8, null); // the symbol-table quirk let the tree through
+            }
             return new Reading(Verdict.TREE, tree);
         } catch (StreamConstraintsException e) {
             return new Reading(Verdict.BEYOND_LIMITS, null);
@@ -72,6 +77,19 @@ final class JsonTree {
             }
             return new Reading(isUtf8(bytes, offset, length) ? Verdict.MALFORMED : Verdict.NOT_UTF8, null);
         }
+    }
+
+    /**
+     * Whether Jackson decodes these bytes as UTF-8: JSON starts with an ASCII character, so in UTF-16 or UTF-32 (BOM
+     * or not) a zero byte is among the first four; Jackson's encoding detection reads the same four.
+     */
+    private static boolean readAsUtf8(byte[] bytes, int offset, int length) {
+        for (int i = offset; i < offset + Math.min(4, length); i++) {
+            if (bytes[i] == 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static boolean isUtf8(byte[] bytes, int offset, int length) {

@@ -194,10 +194,15 @@ class OpenAiChunkFuzzTest {
         private static Usage usage(JsonNode usage) {
             long prompt = usage.has("prompt_tokens") ? integerOrMinusOne(usage.get("prompt_tokens")) : -1;
             long completion = usage.has("completion_tokens") ? integerOrMinusOne(usage.get("completion_tokens")) : -1;
-            JsonNode details = usage.get("prompt_tokens_details");
-            long cached = details != null && details.isObject() && details.has("cached_tokens")
-                    ? integerOrMinusOne(details.get("cached_tokens")) : -1;
-            return new Usage(prompt, completion, cached);
+            return new Usage(prompt, completion, detail(usage, "prompt_tokens_details", "cached_tokens"),
+                    detail(usage, "completion_tokens_details", "reasoning_tokens"));
+        }
+
+        /** The integer {@code member} of the details object {@code name}; -1 when either is absent or not so. */
+        private static long detail(JsonNode usage, String name, String member) {
+            JsonNode details = usage.get(name);
+            return details != null && details.isObject() && details.has(member)
+                    ? integerOrMinusOne(details.get(member)) : -1;
         }
 
         private static ServerTimings vllmMetrics(JsonNode metrics) {

@@ -537,6 +537,11 @@ class RealEngineIT {
                 status = Processes.get(ready).statusCode();
             }
             assertThat(status).isEqualTo(503);
+            // the management port stays up for the whole drain: readiness keeps answering DOWN and Prometheus keeps
+            // scraping (before, Quarkus closed the port within 70 ms of the signal and the drain went unobserved)
+            assertThat(open).as("the 600-token stream is still running").isNotDone();
+            assertThat(Processes.get(ready).statusCode()).isEqualTo(503);
+            assertThat(new Scrape(draining.metrics()).sum("llm_sidecar_requests_in_flight")).isEqualTo(1);
             Seen refused = post(draining.proxyPort, "/v1/chat/completions", chat("hi", 4, "", true), Map.of());
             assertThat(refused.status()).isEqualTo(503);
             assertThat(refused.head()).contains("x-llm-sidecar-error: shutting_down");
