@@ -74,8 +74,8 @@ class OpsNativeHistogramFleetTest {
                     + "            labels: {pod: " + p.name() + "}\n").reduce("", String::concat);
             String config = """
                     global:
-                      scrape_interval: 250ms
-                      scrape_timeout: 250ms
+                      scrape_interval: 100ms
+                      scrape_timeout: 100ms
                     scrape_configs:
                       - job_name: native
                         static_configs:
@@ -100,15 +100,32 @@ class OpsNativeHistogramFleetTest {
                 }
                 waitFor(prom, "sum(histogram_count(" + TTFT + "{job=\"native\",model=\"fleet\"}))", all.length);
                 waitFor(prom, "sum(" + TTFT + "_count{job=\"classic\",model=\"fleet\"})", all.length);
-                // a few more scrapes: rate() extrapolates each pod's series to the query time by its own last scrape,
-                // which weighs the pods unevenly by up to half an interval over the time the series were sampled;
-                // frequent scrapes keep that far below the 2 % (a fleet's series are sampled over the whole window)
-                Thread.sleep(1000);
+                // a span of 100 scrapes: rate() extrapolates each pod by 1/(samples - 1) of its increase, so pods
+                // with a sample more or less would weigh differently by far more than the error under test with few
+                // samples (a fleet's series are sampled over the whole window)
+                waitFor(prom, "min(count_over_time(up[5m])) >= bool 100", 1);
                 Arrays.sort(all);
+
+                // what one pod costs Prometheus: the worst case of one model, native against classic
+                double nativeSeries = scalar(prom, "count({job=\"native\",pod=\"a\",model=\"m\"})");
+                double classicSeries = scalar(prom, "count({job=\"classic\",pod=\"a\",model=\"m\"})");
+                double nativeAll = scalar(prom, "count({job=\"native\",pod=\"a\"})");
+                double classicAll = scalar(prom, "count({job=\"classic\",pod=\"a\"})");
+
+                // Equal weights for the pods. rate() extrapolates a pod to the query time by the gap since its own
+                // last scrape while that gap is under 1.1 scrape intervals, so pods scraped at different offsets weigh
+                // differently: with 250 ms scrapes over a few seconds this moved the fleet p90 by -2.3 % on a busy
+                // machine and +0.7 % on a quiet one. Once the pods stop answering (a finished rollout), every pod's
+                // gap is over that and each is extrapolated by the same half interval: what is left is the
+                // histograms' own error.
+                pods.forEach(p -> p.server().stop(0));
+                waitFor(prom, "sum(up)", 0);
+                Thread.sleep(500);
 
                 StringBuilder report = new StringBuilder(String.format(Locale.ROOT,
                         "fleet TTFT, %d pods x %d requests%n%-6s %10s %10s %8s %10s %8s%n", pods.size(), PER_POD,
                         "q", "exact", "native", "error", "classic", "error"));
+                List<String> misses = new ArrayList<>();
                 for (double q : QUANTILES) {
                     double exact = all[(int) Math.ceil(q * all.length) - 1];
                     double nat = scalar(prom, "histogram_quantile(" + q + ", sum(rate(" + TTFT
@@ -117,23 +134,19 @@ class OpsNativeHistogramFleetTest {
                             + "_bucket{job=\"classic\",model=\"fleet\"}[5m])))");
                     report.append(String.format(Locale.ROOT, "p%-5s %10.4f %10.4f %+7.2f%% %10.4f %+7.2f%%%n",
                             trim(q * 100), exact, nat, 100 * (nat / exact - 1), classic, 100 * (classic / exact - 1)));
-                    assertThat(Math.abs(nat / exact - 1)).as("native p" + q * 100 + ": " + nat + " vs exact " + exact)
-                            .isLessThanOrEqualTo(0.02);
+                    if (!(Math.abs(nat / exact - 1) <= 0.02)) {
+                        misses.add("native p" + trim(q * 100) + ": " + nat + " vs exact " + exact);
+                    }
                 }
-
-                // what one pod costs Prometheus: the worst case of one model, native against classic
-                for (String job : List.of("native", "classic")) {
-                    double series = scalar(prom, "count({job=\"" + job + "\",pod=\"a\",model=\"m\"})");
-                    double all1 = scalar(prom, "count({job=\"" + job + "\",pod=\"a\"})");
-                    report.append(String.format(Locale.ROOT, "series stored for pod a, job %s: %.0f for model m's "
-                            + "worst case, %.0f in all%n", job, series, all1));
-                }
-                double nativeSeries = scalar(prom, "count({job=\"native\",pod=\"a\",model=\"m\"})");
-                double classicSeries = scalar(prom, "count({job=\"classic\",pod=\"a\",model=\"m\"})");
-                assertThat(nativeSeries).isEqualTo(85);
-                assertThat(classicSeries).isEqualTo(1953);
+                report.append(String.format(Locale.ROOT, "series stored for pod a, job native: %.0f for model m's "
+                        + "worst case, %.0f in all%n", nativeSeries, nativeAll));
+                report.append(String.format(Locale.ROOT, "series stored for pod a, job classic: %.0f for model m's "
+                        + "worst case, %.0f in all%n", classicSeries, classicAll));
                 System.out.print(report);
                 Files.writeString(OpsTools.outDir().resolve("native-histogram-fleet.txt"), report);
+                assertThat(misses).as(report.toString()).isEmpty();
+                assertThat(nativeSeries).isEqualTo(85);
+                assertThat(classicSeries).isEqualTo(1953);
             }
         } finally {
             pods.forEach(p -> p.server().stop(0));
