@@ -431,9 +431,10 @@ public final class SimulatedEngine {
             for (String end : dialect.end(turn, times())) {
                 write(end);
             }
-            res.end();
+            // recorded before the response ends: a client on another thread may have it all before end() returns
             successTotal++;
             finishGeneration();
+            res.end();
         }
 
         void sendWhole() {
@@ -450,9 +451,9 @@ public final class SimulatedEngine {
             if (written != null) {
                 written.appendString(encoded);
             }
-            res.putHeader("content-type", "application/json").end(encoded);
             successTotal++;
-            finishGeneration();
+            finishGeneration(); // before the end, as for a stream
+            res.putHeader("content-type", "application/json").end(encoded);
         }
 
         void write(String frame) {
