@@ -3,6 +3,7 @@ package dev.llmsidecar.bench;
 import dev.llmsidecar.load.ClosedLoop;
 import dev.llmsidecar.load.Latencies;
 import dev.llmsidecar.load.LoadClient;
+import dev.llmsidecar.load.AbstractResponseReader;
 import dev.llmsidecar.load.ResponseReader;
 import dev.llmsidecar.load.SseFramer;
 import io.vertx.core.Context;
@@ -208,12 +209,10 @@ public final class BenchClient {
         }
 
         /** A stream's events: each stamped by the engine ({@code "t"}, first also {@code "a"}) and by its read. */
-        private final class StampReader implements ResponseReader<Boolean> {
+        private final class StampReader extends AbstractResponseReader<Boolean> {
             /** Started after the record time: counted in the engine's TTFT and ITL (see {@link #body}). */
             final boolean measured;
             final SseFramer framer = new SseFramer(this::onEvent);
-            long sent;
-            int status;
             long prevT = -1;
             long prevNow = -1;
 
@@ -222,19 +221,9 @@ public final class BenchClient {
             }
 
             @Override
-            public void sent(long nanos) {
-                sent = nanos;
-            }
-
-            @Override
-            public void status(int code) {
-                status = code;
-            }
-
-            @Override
             public void data(Buffer chunk, long nanos) {
                 bytes += chunk.length();
-                if (status == 200) {
+                if (statusCode() == 200) {
                     framer.feed(chunk, nanos);
                 }
             }
@@ -250,13 +239,13 @@ public final class BenchClient {
                     if (prevT < 0) {
                         long a = field(b, from, to, (byte) 'a');
                         if (a > 0) {
-                            hist.get("requestPath").record(a - sent);
-                            hist.get("ttftOverhead").record((a - sent) + (now - t));
+                            hist.get("requestPath").record(a - sentNanos());
+                            hist.get("ttftOverhead").record((a - sentNanos()) + (now - t));
                             if (measured) {
                                 hist.get("engineTtft").record(t - a);
                             }
                         }
-                        hist.get("clientTtft").record(now - sent);
+                        hist.get("clientTtft").record(now - sentNanos());
                     } else {
                         if (measured) {
                             hist.get("engineItl").record(t - prevT);
@@ -270,25 +259,12 @@ public final class BenchClient {
 
             @Override
             public Boolean end(String failure, long nanos) {
-                return failure == null && status == 200;
+                return failure == null && statusCode() == 200;
             }
         }
 
         /** A non-streaming answer: its latency. */
-        private final class PlainReader implements ResponseReader<Boolean> {
-            long sent;
-            int status;
-
-            @Override
-            public void sent(long nanos) {
-                sent = nanos;
-            }
-
-            @Override
-            public void status(int code) {
-                status = code;
-            }
-
+        private final class PlainReader extends AbstractResponseReader<Boolean> {
             @Override
             public void data(Buffer chunk, long nanos) {
                 bytes += chunk.length();
@@ -296,9 +272,9 @@ public final class BenchClient {
 
             @Override
             public Boolean end(String failure, long nanos) {
-                boolean ok = failure == null && status == 200;
+                boolean ok = failure == null && statusCode() == 200;
                 if (ok && nanos - phase.recordFrom() >= 0) {
-                    hist.get("plainLatency").record(nanos - sent);
+                    hist.get("plainLatency").record(nanos - sentNanos());
                 }
                 return ok;
             }

@@ -30,21 +30,14 @@ public interface ResponseReader<R> {
 
     /** Reads nothing; completes with the outcome: {@code null} for a response with a 2xx status, else why not. */
     static ResponseReader<String> discarding() {
-        return new ResponseReader<>() {
-            private int status;
-
-            @Override
-            public void status(int code) {
-                status = code;
-            }
-
+        return new AbstractResponseReader<>() {
             @Override
             public void data(Buffer chunk, long nanos) {
             }
 
             @Override
             public String end(String failure, long nanos) {
-                return failure != null ? failure : status / 100 == 2 ? null : "http_" + status;
+                return failure != null ? failure : statusCode() / 100 == 2 ? null : "http_" + statusCode();
             }
         };
     }

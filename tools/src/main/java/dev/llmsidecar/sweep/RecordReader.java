@@ -1,6 +1,6 @@
 package dev.llmsidecar.sweep;
 
-import dev.llmsidecar.load.ResponseReader;
+import dev.llmsidecar.load.AbstractResponseReader;
 import dev.llmsidecar.load.SseFramer;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
@@ -12,12 +12,10 @@ import java.util.Arrays;
  * ones the sidecar takes, both on the read times of the SSE messages. Parses every message as JSON: fine for the
  * sweep's rates, too slow for the benchmark's (it reads its engine's stamps from the bytes).
  */
-final class RecordReader implements ResponseReader<RequestRecord> {
+final class RecordReader extends AbstractResponseReader<RequestRecord> {
 
     private final boolean measured;
     private final SseFramer framer = new SseFramer(this::onEvent);
-    private long sent = -1;
-    private int status;
     private long firstChoices = -1;
     private long firstToken = -1;
     private long lastToken = -1;
@@ -35,18 +33,8 @@ final class RecordReader implements ResponseReader<RequestRecord> {
     }
 
     @Override
-    public void sent(long nanos) {
-        sent = nanos;
-    }
-
-    @Override
-    public void status(int code) {
-        status = code;
-    }
-
-    @Override
     public void data(Buffer chunk, long nanos) {
-        if (status == 200) {
+        if (statusCode() == 200) {
             framer.feed(chunk, nanos); // an error body is not timed
         }
     }
@@ -102,10 +90,10 @@ final class RecordReader implements ResponseReader<RequestRecord> {
     public RequestRecord end(String failure, long nanos) {
         String error = failure;
         if (error == null) {
-            error = status != 200 ? "http_" + status : streamError != null ? streamError : sawDone ? null
+            error = statusCode() != 200 ? "http_" + statusCode() : streamError != null ? streamError : sawDone ? null
                     : "incomplete";
         }
-        return new RequestRecord(sent < 0 ? nanos : sent, firstChoices, firstToken, lastToken, lastMessage,
+        return new RequestRecord(sentNanos() < 0 ? nanos : sentNanos(), firstChoices, firstToken, lastToken, lastMessage,
                 benchItl.toArray(), chunkGaps.toArray(), tokenChunks, completionTokens, promptTokens, nanos, error,
                 measured);
     }

@@ -52,9 +52,7 @@ class LoadClientTest {
     }
 
     /** The times of each SSE event (by the engine's stamp and by the read) of one stream, and its outcome. */
-    static final class Timed implements ResponseReader<Timed> {
-        long sent;
-        int status;
+    static final class Timed extends AbstractResponseReader<Timed> {
         String failure;
         final List<Long> reads = new ArrayList<>();
         final SseFramer framer = new SseFramer((b, from, to, nanos) -> {
@@ -62,16 +60,6 @@ class LoadClientTest {
                 reads.add(nanos);
             }
         });
-
-        @Override
-        public void sent(long nanos) {
-            sent = nanos;
-        }
-
-        @Override
-        public void status(int code) {
-            status = code;
-        }
 
         @Override
         public void data(Buffer chunk, long nanos) {
@@ -105,7 +93,7 @@ class LoadClientTest {
             maxInFlight[0] = Math.max(maxInFlight[0], client.inFlight());
             return f.map(t -> {
                 done.add(t);
-                return t.failure == null && t.status == 200;
+                return t.failure == null && t.statusCode() == 200;
             });
         }))));
         get(loop.finished());
@@ -126,7 +114,7 @@ class LoadClientTest {
             return Arrays.stream(g);
         }).sorted().toArray();
         assertThat(gaps[gaps.length / 2]).isBetween(8.0, 14.0);
-        double[] firsts = all.stream().mapToDouble(t -> (t.reads.get(0) - t.sent) / 1e6).sorted().toArray();
+        double[] firsts = all.stream().mapToDouble(t -> (t.reads.get(0) - t.sentNanos()) / 1e6).sorted().toArray();
         assertThat(firsts[firsts.length / 2]).isBetween(48.0, 70.0);
     }
 
@@ -153,7 +141,7 @@ class LoadClientTest {
         // requests overlap (90 ms each at 40/s): an open loop does not wait for them
         double[] lateMs = new double[schedule.length];
         for (int i = 0; i < schedule.length; i++) {
-            lateMs[i] = (results.get(i).sent - (t0 + schedule[i])) / 1e6;
+            lateMs[i] = (results.get(i).sentNanos() - (t0 + schedule[i])) / 1e6;
         }
         Arrays.sort(lateMs);
         assertThat(lateMs[0]).isGreaterThan(-1.0);
