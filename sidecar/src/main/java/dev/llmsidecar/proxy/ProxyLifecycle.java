@@ -58,7 +58,7 @@ public class ProxyLifecycle {
         grace = settings.getOptionalValue("quarkus.shutdown.timeout", Duration.class).orElse(Duration.ZERO);
         ProxyServer s = server;
         Duration g = grace;
-        drainHook = new Thread(() -> drainOnShutdown(s, g), "llm-sidecar-drain");
+        drainHook = new Thread(() -> startDrain(s, g), "llm-sidecar-drain");
         Runtime.getRuntime().addShutdownHook(drainHook);
     }
 
@@ -78,12 +78,13 @@ public class ProxyLifecycle {
         return (int) Math.min(Integer.MAX_VALUE, Long.parseLong(v) * unit);
     }
 
-    private static void drainOnShutdown(ProxyServer s, Duration grace) {
+    /** The signal's hook: starts the drain; Quarkus's shutdown, running beside it, waits for it to end. */
+    private static void startDrain(ProxyServer s, Duration grace) {
         int open = s.inFlight();
         if (open > 0) {
             LOG.infof("draining %d open request(s) for up to %s", open, grace);
         }
-        awaitDrain(s, grace);
+        s.drain(grace);
     }
 
     /** Waits until every open request has ended, or the grace has run out (then what is still open is cut). */
