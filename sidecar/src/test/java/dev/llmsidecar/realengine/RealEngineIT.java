@@ -359,18 +359,29 @@ class RealEngineIT {
             // first, then a window without traffic passes (the ratio is NaN then), so nothing uncached is counted
             String repeated = chat(system, 4, "", true);
             post(own.proxyPort, "/v1/chat/completions", repeated, Map.of());
-            awaitNaN(own, "llm_sidecar_engine_prefix_cache_hit_ratio");
+            awaitIdleWindowAfterNow(own, "llm_sidecar_engine_prefix_cache_hit_ratio");
             double hitRatio = awaitNumber(own, "llm_sidecar_engine_prefix_cache_hit_ratio",
                     () -> post(own.proxyPort, "/v1/chat/completions", repeated, Map.of()));
             assertThat(hitRatio).isBetween(0.9, 1.0);
         }
     }
 
-    /** Waits until the gauge is NaN: a scrape window without traffic (at most 15 s). */
-    static void awaitNaN(Processes.Sidecar sidecar, String gauge) throws Exception {
+    /**
+     * Waits until the gauge is NaN in a scrape window that began after this call: a window without traffic, so the
+     * traffic sent before the call has been counted in an earlier one (at most 15 s). A NaN already showing may be
+     * from a window before that traffic reached the engine's counters (CI saw the next window then hold both the
+     * uncached first request and the cached one after it: 269 of 540 tokens), hence three scrapes first: the second
+     * one after the call began after the first had ended, so its window ends after the call.
+     */
+    static void awaitIdleWindowAfterNow(Processes.Sidecar sidecar, String gauge) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-        while (!Double.isNaN(new Scrape(sidecar.metrics()).sum(gauge))) {
-            assertThat(System.nanoTime()).as(gauge + " never NaN").isLessThan(deadline);
+        double scrapes = new Scrape(sidecar.metrics()).sum("llm_sidecar_engine_scrapes_total", "result", "ok");
+        while (true) {
+            Scrape s = new Scrape(sidecar.metrics());
+            if (s.sum("llm_sidecar_engine_scrapes_total", "result", "ok") >= scrapes + 3 && Double.isNaN(s.sum(gauge))) {
+                return;
+            }
+            assertThat(System.nanoTime()).as(gauge + " never NaN after three scrapes").isLessThan(deadline);
             Thread.sleep(100);
         }
     }
