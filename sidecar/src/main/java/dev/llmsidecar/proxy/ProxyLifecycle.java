@@ -58,7 +58,8 @@ public class ProxyLifecycle {
         grace = settings.getOptionalValue("quarkus.shutdown.timeout", Duration.class).orElse(Duration.ZERO);
         ProxyServer s = server;
         Duration g = grace;
-        drainHook = new Thread(() -> startDrain(s, g), "llm-sidecar-drain");
+        // the signal's hook only starts the drain (readiness DOWN at once); Quarkus's shutdown, beside it, waits for it
+        drainHook = new Thread(() -> s.drain(g), "llm-sidecar-drain");
         Runtime.getRuntime().addShutdownHook(drainHook);
     }
 
@@ -76,15 +77,6 @@ public class ProxyLifecycle {
             v = v.substring(0, v.length() - 1);
         }
         return (int) Math.min(Integer.MAX_VALUE, Long.parseLong(v) * unit);
-    }
-
-    /** The signal's hook: starts the drain; Quarkus's shutdown, running beside it, waits for it to end. */
-    private static void startDrain(ProxyServer s, Duration grace) {
-        int open = s.inFlight();
-        if (open > 0) {
-            LOG.infof("draining %d open request(s) for up to %s", open, grace);
-        }
-        s.drain(grace);
     }
 
     /** Waits until every open request has ended, or the grace has run out (then what is still open is cut). */

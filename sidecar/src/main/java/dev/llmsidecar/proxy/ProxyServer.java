@@ -251,7 +251,11 @@ public final class ProxyServer {
         CompletableFuture<Void> done = new CompletableFuture<>();
         drained = done;
         long deadline = System.nanoTime() + grace.toNanos();
-        if (inFlight.get() == 0 || grace.isZero() || grace.isNegative()) {
+        int open = inFlight.get();
+        if (open > 0) {
+            LOG.infof("draining %d open request(s) for up to %s", open, grace);
+        }
+        if (open == 0 || grace.isZero() || grace.isNegative()) {
             done.complete(null);
             return done;
         }
