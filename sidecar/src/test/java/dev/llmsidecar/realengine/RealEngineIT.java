@@ -375,10 +375,11 @@ class RealEngineIT {
      */
     static void awaitIdleWindowAfterNow(Processes.Sidecar sidecar, String gauge) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-        double scrapes = new Scrape(sidecar.metrics()).sum("llm_sidecar_engine_scrapes_total", "result", "ok");
+        String okScrapes = "llm_sidecar_engine_scrapes_total";
+        double scrapes = new Scrape(sidecar.metrics()).sum(okScrapes, "result", "ok");
         while (true) {
             Scrape s = new Scrape(sidecar.metrics());
-            if (s.sum("llm_sidecar_engine_scrapes_total", "result", "ok") >= scrapes + 3 && Double.isNaN(s.sum(gauge))) {
+            if (s.sum(okScrapes, "result", "ok") >= scrapes + 3 && Double.isNaN(s.sum(gauge))) {
                 return;
             }
             assertThat(System.nanoTime()).as(gauge + " never NaN after three scrapes").isLessThan(deadline);

@@ -12,6 +12,7 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.RequestOptions;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -36,7 +37,7 @@ class GracefulDrainTest {
             waitUntil(() -> f.proxy().inFlight() == 1, 5);
             Thread.sleep(100); // the stream is under way
             long drainStart = System.nanoTime();
-            java.util.concurrent.CompletableFuture<Void> drained = f.proxy().drain(Duration.ofSeconds(20));
+            CompletableFuture<Void> drained = f.proxy().drain(Duration.ofSeconds(20));
             assertThat(drained.isDone()).isFalse();
 
             Received refused = f.post(f.proxyPort, "/v1/chat/completions", STREAM, Map.of());
@@ -67,7 +68,7 @@ class GracefulDrainTest {
                     Map.of());
             waitUntil(() -> f.proxy().inFlight() == 1, 5);
             long start = System.nanoTime();
-            java.util.concurrent.CompletableFuture<Void> drained = f.proxy().drain(Duration.ofMillis(300));
+            CompletableFuture<Void> drained = f.proxy().drain(Duration.ofMillis(300));
             Thread.sleep(100);
             // the signal's hook and each of Quarkus's shutdown phases ask again: the grace runs once, from the first
             assertThat(f.proxy().drain(Duration.ofSeconds(20))).isSameAs(drained);
@@ -95,7 +96,7 @@ class GracefulDrainTest {
             }));
             io.vertx.core.http.HttpClientRequest r = ProxyFixture.await(req.future());
             waitUntil(() -> f.proxy().inFlight() == 1, 5);
-            java.util.concurrent.CompletableFuture<Void> drained = f.proxy().drain(Duration.ofSeconds(30));
+            CompletableFuture<Void> drained = f.proxy().drain(Duration.ofSeconds(30));
             f.vertx.runOnContext(v -> r.connection().close());
             drained.get(10, TimeUnit.SECONDS);
             assertThat(f.proxy().inFlight()).isZero();

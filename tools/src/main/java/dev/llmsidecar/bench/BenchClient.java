@@ -1,9 +1,9 @@
 package dev.llmsidecar.bench;
 
+import dev.llmsidecar.load.AbstractResponseReader;
 import dev.llmsidecar.load.ClosedLoop;
 import dev.llmsidecar.load.Latencies;
 import dev.llmsidecar.load.LoadClient;
-import dev.llmsidecar.load.AbstractResponseReader;
 import dev.llmsidecar.load.ResponseReader;
 import dev.llmsidecar.load.SseFramer;
 import io.vertx.core.Context;

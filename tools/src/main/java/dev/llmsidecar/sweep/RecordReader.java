@@ -93,9 +93,9 @@ final class RecordReader extends AbstractResponseReader<RequestRecord> {
             error = statusCode() != 200 ? "http_" + statusCode() : streamError != null ? streamError : sawDone ? null
                     : "incomplete";
         }
-        return new RequestRecord(sentNanos() < 0 ? nanos : sentNanos(), firstChoices, firstToken, lastToken, lastMessage,
-                benchItl.toArray(), chunkGaps.toArray(), tokenChunks, completionTokens, promptTokens, nanos, error,
-                measured);
+        long sent = sentNanos() < 0 ? nanos : sentNanos();
+        return new RequestRecord(sent, firstChoices, firstToken, lastToken, lastMessage, benchItl.toArray(),
+                chunkGaps.toArray(), tokenChunks, completionTokens, promptTokens, nanos, error, measured);
     }
 
     /** A chunk carrying content, reasoning, a refusal, text or a tool call (the sidecar's first-token predicate). */
