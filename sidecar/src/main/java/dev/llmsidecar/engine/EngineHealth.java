@@ -1,7 +1,7 @@
 package dev.llmsidecar.engine;
 
-import dev.llmsidecar.export.contract.Contract;
-import dev.llmsidecar.export.contract.Recorders;
+import dev.llmsidecar.metrics.Contract;
+import dev.llmsidecar.metrics.Recorders;
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpClient;

@@ -1,13 +1,13 @@
 package dev.llmsidecar.engine;
 
-import static dev.llmsidecar.export.contract.Label.ENGINE;
-import static dev.llmsidecar.export.contract.Label.PHASE;
+import static dev.llmsidecar.metrics.Label.ENGINE;
+import static dev.llmsidecar.metrics.Label.PHASE;
 
-import dev.llmsidecar.export.contract.Contract;
-import dev.llmsidecar.export.contract.CumulativeHistogram;
-import dev.llmsidecar.export.contract.LabelValues;
-import dev.llmsidecar.export.contract.Recorders;
-import dev.llmsidecar.export.contract.Series;
+import dev.llmsidecar.metrics.Contract;
+import dev.llmsidecar.metrics.CumulativeHistogram;
+import dev.llmsidecar.metrics.LabelValues;
+import dev.llmsidecar.metrics.Recorders;
+import dev.llmsidecar.metrics.Series;
 import dev.llmsidecar.scrape.ScrapeLoop.Outcome;
 import dev.llmsidecar.scrape.ScrapeLoop;
 import io.vertx.core.Future;

@@ -1,7 +1,7 @@
 package dev.llmsidecar.engine;
 
 import dev.llmsidecar.engine.ExpositionParser.Sample;
-import dev.llmsidecar.export.contract.CumulativeHistogram;
+import dev.llmsidecar.metrics.CumulativeHistogram;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.HashSet;

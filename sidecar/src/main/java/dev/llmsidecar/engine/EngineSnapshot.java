@@ -1,6 +1,6 @@
 package dev.llmsidecar.engine;
 
-import dev.llmsidecar.export.contract.CumulativeHistogram;
+import dev.llmsidecar.metrics.CumulativeHistogram;
 import java.util.Map;
 import java.util.Objects;
 

@@ -1,9 +1,9 @@
 package dev.llmsidecar.engine;
 
-import dev.llmsidecar.export.contract.Contract;
-import dev.llmsidecar.export.contract.Recorders;
-import dev.llmsidecar.scrape.ScrapeLoop;
+import dev.llmsidecar.metrics.Contract;
+import dev.llmsidecar.metrics.Recorders;
 import dev.llmsidecar.scrape.ScrapeLoop.Outcome;
+import dev.llmsidecar.scrape.ScrapeLoop;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;

@@ -1,12 +1,13 @@
 package dev.llmsidecar.gpu;
 
-import static dev.llmsidecar.export.contract.Label.GPU;
+import static dev.llmsidecar.metrics.Label.GPU;
 
+import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.engine.ExpositionParser;
-import dev.llmsidecar.export.contract.Contract;
-import dev.llmsidecar.export.contract.LabelValues;
-import dev.llmsidecar.export.contract.Recorders;
-import dev.llmsidecar.export.contract.Series;
+import dev.llmsidecar.metrics.Contract;
+import dev.llmsidecar.metrics.LabelValues;
+import dev.llmsidecar.metrics.Recorders;
+import dev.llmsidecar.metrics.Series;
 import dev.llmsidecar.scrape.ScrapeLoop.Outcome;
 import dev.llmsidecar.scrape.ScrapeLoop;
 import io.vertx.core.Future;
@@ -20,7 +21,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
+import java.util.function.UnaryOperator;
 import org.jboss.logging.Logger;
 
 /**
@@ -166,5 +169,26 @@ public final class DcgmScraper {
             lastWarning = warning;
             LOG.warn(warning);
         }
+    }
+
+    /**
+     * The scraper the configuration asks for, not started; null (and the recorders not even asked for) without
+     * {@code dcgm-url}. The pod is {@code sidecar.gpu.pod}, else the environment's HOSTNAME (the pod name on
+     * Kubernetes).
+     */
+    public static DcgmScraper configured(Vertx vertx, Supplier<Recorders> recorders, SidecarConfig.Gpu gpu,
+            UnaryOperator<String> env) {
+        if (gpu.dcgmUrl().isEmpty()) {
+            return null;
+        }
+        String pod = gpu.pod().filter(p -> !p.isBlank()).orElseGet(() -> env.apply("HOSTNAME"));
+        if (pod == null || pod.isBlank()) {
+            LOG.warn("sidecar.gpu.dcgm-url is set but neither sidecar.gpu.pod nor HOSTNAME is: no GPU can be "
+                    + "selected (set sidecar.gpu.pod to this pod's name, or * for every GPU of the exporter)");
+        } else {
+            LOG.infof("Scraping the DCGM exporter at %s for the GPUs of pod %s", gpu.dcgmUrl().get(), pod);
+        }
+        return new DcgmScraper(vertx, recorders.get(), gpu.dcgmUrl().get(), new DcgmNormaliser(pod),
+                gpu.scrapeInterval(), gpu.scrapeTimeout());
     }
 }

@@ -1,11 +1,11 @@
 package dev.llmsidecar.scrape;
 
-import static dev.llmsidecar.export.contract.Label.RESULT;
+import static dev.llmsidecar.metrics.Label.RESULT;
 
-import dev.llmsidecar.export.contract.LabelValues;
-import dev.llmsidecar.export.contract.Recorder.Bound;
-import dev.llmsidecar.export.contract.Recorders;
-import dev.llmsidecar.export.contract.Series;
+import dev.llmsidecar.metrics.LabelValues;
+import dev.llmsidecar.metrics.Recorder.Bound;
+import dev.llmsidecar.metrics.Recorders;
+import dev.llmsidecar.metrics.Series;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;

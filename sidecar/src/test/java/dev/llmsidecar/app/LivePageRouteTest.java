@@ -28,7 +28,7 @@ class LivePageRouteTest {
 
     /** The proxy port is served by the sidecar's own data path; its bound port comes from there. */
     @Inject
-    dev.llmsidecar.proxy.ProxyLifecycle proxyLifecycle;
+    dev.llmsidecar.app.ProxyLifecycle proxyLifecycle;
 
     URL proxy;
 
@@ -85,7 +85,7 @@ class LivePageRouteTest {
             Thread.sleep(100);
         }
         assertThat(h.getJsonArray("t")).as("sampled at start").isNotEmpty();
-        assertThat(h.getLong("step_seconds")).isEqualTo(dev.llmsidecar.export.LiveHistory.STEP.toSeconds());
+        assertThat(h.getLong("step_seconds")).isEqualTo(dev.llmsidecar.live.LiveHistory.STEP.toSeconds());
         assertThat(h.getJsonArray("series").stream().map(s -> ((io.vertx.core.json.JsonObject) s).getJsonArray("path")
                 .getList())).contains(java.util.List.of("in_flight"));
     }

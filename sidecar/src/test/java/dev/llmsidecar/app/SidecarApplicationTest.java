@@ -2,7 +2,6 @@ package dev.llmsidecar.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.llmsidecar.support.Scrape;
 import com.openai.client.OpenAIClient;
 import com.openai.client.okhttp.OpenAIOkHttpClient;
 import com.openai.core.http.StreamResponse;
@@ -12,6 +11,7 @@ import com.openai.models.chat.completions.ChatCompletionChunk;
 import com.openai.models.chat.completions.ChatCompletionCreateParams;
 import com.openai.models.completions.Completion;
 import com.openai.models.completions.CompletionCreateParams;
+import dev.llmsidecar.support.Scrape;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -63,7 +63,7 @@ class SidecarApplicationTest {
 
     /** The proxy port is served by the sidecar's own data path; its bound port comes from there. */
     @Inject
-    dev.llmsidecar.proxy.ProxyLifecycle proxyLifecycle;
+    dev.llmsidecar.app.ProxyLifecycle proxyLifecycle;
 
     URL proxy;
 

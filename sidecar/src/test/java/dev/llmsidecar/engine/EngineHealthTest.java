@@ -2,7 +2,7 @@ package dev.llmsidecar.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.llmsidecar.export.contract.Recorders;
+import dev.llmsidecar.metrics.Recorders;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;

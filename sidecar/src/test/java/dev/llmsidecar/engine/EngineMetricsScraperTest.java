@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import dev.llmsidecar.engine.ExpositionParser.Sample;
-import dev.llmsidecar.export.contract.Recorders;
+import dev.llmsidecar.metrics.Recorders;
 import dev.llmsidecar.support.Waits;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;

@@ -3,7 +3,7 @@ package dev.llmsidecar.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
-import dev.llmsidecar.export.contract.CumulativeHistogram;
+import dev.llmsidecar.metrics.CumulativeHistogram;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

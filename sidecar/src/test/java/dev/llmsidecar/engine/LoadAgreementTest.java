@@ -2,7 +2,7 @@ package dev.llmsidecar.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.llmsidecar.export.LiveStats;
+import dev.llmsidecar.live.LiveStats;
 import dev.llmsidecar.sim.EngineBehaviour;
 import dev.llmsidecar.support.ProxyFixture;
 import io.vertx.core.Future;

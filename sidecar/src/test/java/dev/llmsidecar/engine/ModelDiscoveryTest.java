@@ -2,7 +2,7 @@ package dev.llmsidecar.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.llmsidecar.export.ModelLabels;
+import dev.llmsidecar.measure.ModelLabels;
 import dev.llmsidecar.sim.EngineBehaviour;
 import dev.llmsidecar.support.ProxyFixture;
 import dev.llmsidecar.support.Scrape;

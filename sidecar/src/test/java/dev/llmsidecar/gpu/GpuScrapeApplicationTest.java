@@ -2,6 +2,7 @@ package dev.llmsidecar.gpu;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.llmsidecar.app.GpuScrapeLifecycle;
 import dev.llmsidecar.app.SimulatedEngineResource;
 import io.quarkus.test.common.QuarkusTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;

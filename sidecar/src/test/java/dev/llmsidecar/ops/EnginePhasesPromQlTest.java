@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 import dev.llmsidecar.engine.EngineMetricsScraper;
-import dev.llmsidecar.export.MetricsScrape;
-import dev.llmsidecar.export.contract.Recorders;
+import dev.llmsidecar.metrics.Recorders;
+import dev.llmsidecar.metrics.prometheus.MetricsScrape;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;

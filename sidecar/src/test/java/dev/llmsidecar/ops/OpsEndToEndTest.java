@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.llmsidecar.engine.EngineHealth;
 import dev.llmsidecar.engine.EngineMetricsScraper;
-import dev.llmsidecar.export.MetricsScrape;
-import dev.llmsidecar.export.contract.Recorders;
+import dev.llmsidecar.metrics.Recorders;
+import dev.llmsidecar.metrics.prometheus.MetricsScrape;
 import dev.llmsidecar.sim.EngineBehaviour;
 import dev.llmsidecar.support.ProxyFixture;
 import dev.llmsidecar.testkit.OtlpReceiver;
@@ -42,9 +42,9 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * End to end: a real Prometheus (Debian's binary) scrapes the sidecar (the real ProxyServer, telemetry, engine

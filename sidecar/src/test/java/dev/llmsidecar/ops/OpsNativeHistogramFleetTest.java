@@ -1,22 +1,22 @@
 package dev.llmsidecar.ops;
 
-import static dev.llmsidecar.export.contract.Label.MODEL;
-import static dev.llmsidecar.export.contract.Label.OPERATION;
-import static dev.llmsidecar.export.contract.Label.PROVIDER;
-import static dev.llmsidecar.export.contract.Label.SERVER_ADDRESS;
-import static dev.llmsidecar.export.contract.Label.SERVER_PORT;
-import static dev.llmsidecar.export.contract.Label.STREAMING;
-import static dev.llmsidecar.export.contract.Label.TENANT;
+import static dev.llmsidecar.metrics.Label.MODEL;
+import static dev.llmsidecar.metrics.Label.OPERATION;
+import static dev.llmsidecar.metrics.Label.PROVIDER;
+import static dev.llmsidecar.metrics.Label.SERVER_ADDRESS;
+import static dev.llmsidecar.metrics.Label.SERVER_PORT;
+import static dev.llmsidecar.metrics.Label.STREAMING;
+import static dev.llmsidecar.metrics.Label.TENANT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
-import dev.llmsidecar.export.MetricsScrape;
-import dev.llmsidecar.export.contract.Buckets;
-import dev.llmsidecar.export.contract.Contract;
-import dev.llmsidecar.export.contract.LabelValues;
-import dev.llmsidecar.export.contract.Recorder.Bound;
-import dev.llmsidecar.export.contract.Recorders;
-import dev.llmsidecar.export.contract.SeriesBudgetTest;
+import dev.llmsidecar.metrics.Buckets;
+import dev.llmsidecar.metrics.Contract;
+import dev.llmsidecar.metrics.LabelValues;
+import dev.llmsidecar.metrics.Recorder.Bound;
+import dev.llmsidecar.metrics.Recorders;
+import dev.llmsidecar.metrics.SeriesBudgetTest;
+import dev.llmsidecar.metrics.prometheus.MetricsScrape;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.json.JsonArray;

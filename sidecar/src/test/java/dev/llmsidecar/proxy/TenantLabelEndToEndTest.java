@@ -30,8 +30,8 @@ class TenantLabelEndToEndTest {
             }
             assertThat(f.post(f.proxyPort, "/v1/chat/completions", BODY, Map.of()).status()).isEqualTo(200);
             Scrape s = waitForRequests(f, 6);
-            String a = dev.llmsidecar.export.TenantLabels.keyHash(KEY_A);
-            String b = dev.llmsidecar.export.TenantLabels.keyHash(KEY_B);
+            String a = dev.llmsidecar.measure.TenantLabels.keyHash(KEY_A);
+            String b = dev.llmsidecar.measure.TenantLabels.keyHash(KEY_B);
             // a tenant has a value of its own from its first 2xx on: each key's first request is "other"
             assertThat(s.sum("llm_sidecar_requests_total", "tenant", a)).isEqualTo(2);
             assertThat(s.sum("llm_sidecar_requests_total", "tenant", b)).isEqualTo(1);

@@ -2,8 +2,9 @@ package dev.llmsidecar.reliability;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.llmsidecar.export.LiveStats;
-import dev.llmsidecar.export.RequestReporter;
+import com.fasterxml.jackson.core.JsonFactory;
+import dev.llmsidecar.live.LiveStats;
+import dev.llmsidecar.measure.RequestReporter;
 import dev.llmsidecar.sim.EngineBehaviour;
 import dev.llmsidecar.support.ProxyFixture;
 import dev.llmsidecar.support.Scrape;
@@ -11,7 +12,6 @@ import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.timeline.RequestTimeline;
 import dev.llmsidecar.wire.LlmOperation;
 import dev.llmsidecar.wire.LlmRoutes;
-import com.fasterxml.jackson.core.JsonFactory;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.buffer.Buffer;
@@ -67,9 +67,9 @@ class CardinalityAndLoadTest {
     /** Every series that can carry a tenant does (the worst case), and 100k distinct tenants arrive. */
     @Test
     void hundredThousandDistinctTenantsKeepTheSeriesCapped() {
-        String every = String.join(",", dev.llmsidecar.export.contract.Contract.all().stream()
-                .filter(x -> x.labels().contains(dev.llmsidecar.export.contract.Label.TENANT))
-                .map(dev.llmsidecar.export.contract.Series::name).toList());
+        String every = String.join(",", dev.llmsidecar.metrics.Contract.all().stream()
+                .filter(x -> x.labels().contains(dev.llmsidecar.metrics.Label.TENANT))
+                .map(dev.llmsidecar.metrics.Series::name).toList());
         Map<String, String> config = Map.of("sidecar.tenants.source", "header", "sidecar.tenants.max", "20",
                 "sidecar.tenants.series", every);
         try (ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(), config)) {

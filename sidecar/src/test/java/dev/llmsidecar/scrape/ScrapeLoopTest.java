@@ -3,8 +3,8 @@ package dev.llmsidecar.scrape;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.llmsidecar.export.contract.Contract;
-import dev.llmsidecar.export.contract.Recorders;
+import dev.llmsidecar.metrics.Contract;
+import dev.llmsidecar.metrics.Recorders;
 import dev.llmsidecar.scrape.ScrapeLoop.Outcome;
 import dev.llmsidecar.support.Waits;
 import io.micrometer.core.instrument.Counter;

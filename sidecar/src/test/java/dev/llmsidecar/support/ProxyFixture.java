@@ -1,8 +1,8 @@
 package dev.llmsidecar.support;
 
+import dev.llmsidecar.app.SidecarTelemetry;
 import dev.llmsidecar.config.SidecarConfig;
-import dev.llmsidecar.export.SidecarTelemetry;
-import dev.llmsidecar.export.otel.OtelPipeline;
+import dev.llmsidecar.otel.OtelPipeline;
 import dev.llmsidecar.proxy.ProxyServer;
 import dev.llmsidecar.sim.EngineBehaviour;
 import dev.llmsidecar.sim.SimulatedEngine;

@@ -1,10 +1,10 @@
 package dev.llmsidecar.sweep;
 
-import dev.llmsidecar.export.contract.CumulativeHistogram;
+import dev.llmsidecar.metrics.CumulativeHistogram;
 import dev.llmsidecar.report.Fmt;
 import dev.llmsidecar.report.MarkdownTable;
-import dev.llmsidecar.report.SvgChart;
 import dev.llmsidecar.report.SvgChart.Axis;
+import dev.llmsidecar.report.SvgChart;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;

@@ -2,7 +2,7 @@ package dev.llmsidecar.sweep;
 
 import dev.llmsidecar.engine.ExpositionParser.Sample;
 import dev.llmsidecar.engine.ExpositionParser;
-import dev.llmsidecar.export.contract.CumulativeHistogram;
+import dev.llmsidecar.metrics.CumulativeHistogram;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

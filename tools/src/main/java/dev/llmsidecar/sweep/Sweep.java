@@ -1,10 +1,10 @@
 package dev.llmsidecar.sweep;
 
-import dev.llmsidecar.export.contract.CumulativeHistogram;
 import dev.llmsidecar.load.ClosedLoop;
 import dev.llmsidecar.load.LoadClient;
 import dev.llmsidecar.load.OpenLoop;
 import dev.llmsidecar.load.PoissonArrivals;
+import dev.llmsidecar.metrics.CumulativeHistogram;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;

@@ -3,7 +3,7 @@ package dev.llmsidecar.sweep;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.llmsidecar.export.contract.CumulativeHistogram;
+import dev.llmsidecar.metrics.CumulativeHistogram;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 

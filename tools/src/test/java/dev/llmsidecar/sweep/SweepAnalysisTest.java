@@ -2,7 +2,7 @@ package dev.llmsidecar.sweep;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.llmsidecar.export.contract.CumulativeHistogram;
+import dev.llmsidecar.metrics.CumulativeHistogram;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

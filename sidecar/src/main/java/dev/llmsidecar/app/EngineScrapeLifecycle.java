@@ -1,0 +1,91 @@
+package dev.llmsidecar.app;
+
+import dev.llmsidecar.config.SidecarConfig;
+import dev.llmsidecar.engine.EngineHealth;
+import dev.llmsidecar.engine.EngineMetricsScraper;
+import dev.llmsidecar.engine.ServedModels;
+import dev.llmsidecar.measure.ModelLabels;
+import dev.llmsidecar.metrics.Recorders;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import java.net.URI;
+
+/**
+ * Starts the engine metrics scraper, the engine health probe and the served-model discovery with the application
+ * (sidecar.engine.*), stops them on shutdown.
+ */
+@ApplicationScoped
+public class EngineScrapeLifecycle {
+
+    private EngineMetricsScraper scraper;
+    private EngineHealth health;
+    private ServedModels models;
+
+    void start(@Observes StartupEvent event, Vertx vertx, TelemetryProducer telemetry, SidecarConfig config) {
+        SidecarConfig.Engine engine = config.engine();
+        URI upstream = config.upstream().url();
+        // the engine's signals go to every backend of the metrics contract, OTLP included
+        Recorders recorders = telemetry.telemetry().recorders();
+        if (engine.healthEnabled()) {
+            health = new EngineHealth(vertx, recorders, under(upstream, engine.healthPath()),
+                    engine.healthInterval(), engine.scrapeTimeout());
+            health.start();
+        }
+        if (engine.modelDiscovery()) {
+            ModelLabels labels = telemetry.telemetry().metrics().models();
+            models = new ServedModels(vertx, recorders, engine.modelsUrl().orElseGet(() -> under(upstream, "/v1/models")),
+                    engine.modelsInterval(), engine.scrapeTimeout(), labels::serving);
+            models.start();
+        }
+        if (engine.scrapeEnabled()) {
+            URI url = engine.metricsUrl().orElseGet(() -> defaultUrl(upstream));
+            scraper = new EngineMetricsScraper(vertx, recorders, url, engine.scrapeInterval(), engine.scrapeTimeout());
+            scraper.start();
+        }
+        if (scraper != null || models != null) {
+            telemetry.telemetry().engineView(this::view);
+        }
+    }
+
+    /** The engine member of /q/llm (docs/slo.md): the last scrape with its age, and the models the engine serves. */
+    private JsonObject view() {
+        JsonObject view = scraper != null ? scraper.view() : new JsonObject();
+        if (models != null) {
+            view.put("served_models", new JsonArray(models.names()));
+        }
+        return view;
+    }
+
+    /** The engine health probe, or null when it is off. */
+    public EngineHealth health() {
+        return health;
+    }
+
+    void stop(@Observes ShutdownEvent event) {
+        if (scraper != null) {
+            scraper.stop();
+        }
+        if (health != null) {
+            health.stop();
+        }
+        if (models != null) {
+            models.stop();
+        }
+    }
+
+    static URI defaultUrl(URI upstream) {
+        return under(upstream, "/metrics");
+    }
+
+    /** {@code path} under the upstream URL (its own path prefix kept). */
+    static URI under(URI upstream, String path) {
+        String base = upstream.toString();
+        return URI.create((base.endsWith("/") ? base.substring(0, base.length() - 1) : base)
+                + (path.startsWith("/") ? path : "/" + path));
+    }
+}

@@ -1,0 +1,169 @@
+package dev.llmsidecar.app;
+
+import dev.llmsidecar.config.SidecarConfig;
+import dev.llmsidecar.live.LiveHistory;
+import dev.llmsidecar.live.LiveSources;
+import dev.llmsidecar.live.LiveStats;
+import dev.llmsidecar.measure.LiveWindows;
+import dev.llmsidecar.measure.LlmMetrics;
+import dev.llmsidecar.measure.RequestReporter;
+import dev.llmsidecar.measure.SaturationMetrics;
+import dev.llmsidecar.measure.SloMetrics;
+import dev.llmsidecar.measure.TenantLabels;
+import dev.llmsidecar.measure.TrafficRecorder;
+import dev.llmsidecar.measure.WorkMetrics;
+import dev.llmsidecar.metrics.Buckets;
+import dev.llmsidecar.metrics.GenAiConventions;
+import dev.llmsidecar.metrics.HistogramMode;
+import dev.llmsidecar.metrics.Recorder;
+import dev.llmsidecar.metrics.Recorders;
+import dev.llmsidecar.metrics.otlp.OtelRecorder;
+import dev.llmsidecar.metrics.prometheus.PrometheusRecorder;
+import dev.llmsidecar.observe.TrafficObserver;
+import dev.llmsidecar.otel.OtelPipeline;
+import dev.llmsidecar.otel.RequestTracing;
+import dev.llmsidecar.otel.TraceExemplars;
+import dev.llmsidecar.slo.GoodputWindows;
+import dev.llmsidecar.slo.SloPolicy;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.LongSupplier;
+
+/**
+ * Builds the export side once (Prometheus metrics, OTLP metrics and spans, SLO policy, live windows) and hands it
+ * to the proxy and the endpoints.
+ */
+public final class SidecarTelemetry implements AutoCloseable, LiveSources {
+
+    private final LlmMetrics metrics;
+    private final Buckets buckets;
+    private final Recorders recorders;
+    private final SloPolicy policy;
+    private final GoodputWindows goodput;
+    private final LiveWindows windows;
+    private final RequestReporter reporter;
+    private final TrafficRecorder traffic;
+    private final OtelPipeline otel;
+    private final RequestTracing tracing;
+    private final TenantLabels tenants;
+    private final SaturationMetrics saturation;
+    private final LiveHistory history;
+    private volatile java.util.function.Supplier<io.vertx.core.json.JsonObject> engineView;
+
+    public SidecarTelemetry(MeterRegistry registry, SidecarConfig config, LongSupplier nanoClock) {
+        this(registry, config, nanoClock, OtelPipeline.disabled());
+    }
+
+    public SidecarTelemetry(MeterRegistry registry, SidecarConfig config, LongSupplier nanoClock, OtelPipeline otel) {
+        this.otel = otel;
+        this.policy = new SloPolicy(config.slo());
+        SidecarConfig.Metrics m = config.metrics();
+        this.buckets = new Buckets(Buckets.preset(m.bucketPreset()), m.latencyBuckets().orElse(List.of()),
+                m.tokenBuckets().orElse(List.of()), policy.thresholdsSeconds());
+        // one contract, two backends: Prometheus always, OTLP when it is on
+        List<Recorder> backends = new ArrayList<>();
+        backends.add(new PrometheusRecorder(registry, buckets, new PrometheusRecorder.Histograms(
+                HistogramMode.of(m.histograms()), m.nativeMaxBuckets(), TraceExemplars.of(otel))));
+        GenAiConventions conventions = GenAiConventions.of(config.otel().semconv(), otel.semconvOptIn());
+        if (otel.enabled()) {
+            backends.add(new OtelRecorder(otel.openTelemetry().getMeter(OtelPipeline.METER_NAME), buckets,
+                    otel.producedHistograms(), conventions));
+        }
+        this.tenants = new TenantLabels(config.tenants());
+        Recorders.checkTenantSeries(config.tenants().series()); // also while tenants are off: a typo shows at once
+        // the tenant label only where it is chosen, and nowhere while tenants are off
+        this.recorders = new Recorders(backends, tenants.enabled() ? config.tenants().series() : List.of());
+        String provider = config.otel().providerName();
+        URI upstream = config.upstream().url();
+        int port = upstream.getPort() > 0 ? upstream.getPort() : "https".equalsIgnoreCase(upstream.getScheme()) ? 443
+                : 80;
+        this.metrics = new LlmMetrics(recorders, m, new LlmMetrics.Upstream(provider, upstream.getHost(), port));
+        this.goodput = new GoodputWindows(nanoClock, config.windows().durations());
+        this.windows = new LiveWindows(recorders, config.windows(), nanoClock);
+        this.history = new LiveHistory(LiveWindows.label(goodput.windows().get(0)));
+        this.tracing = RequestTracing.of(otel, provider, conventions);
+        this.saturation = new SaturationMetrics(recorders, config.saturation(), metrics::inFlight, nanoClock);
+        this.reporter = new RequestReporter(metrics, policy, new SloMetrics(recorders, policy.objectives()), goodput,
+                windows, tenants, saturation, new WorkMetrics(recorders, config.cost(), nanoClock));
+        this.traffic = new TrafficRecorder(reporter, tracing.toUpstream(upstream.getHost(), port));
+    }
+
+    /** What the proxy reports to: the seam between the data path and everything above. */
+    public TrafficObserver traffic() {
+        return traffic;
+    }
+
+    /** Every backend of the metrics contract (Prometheus, and OTLP when it is on). */
+    public Recorders recorders() {
+        return recorders;
+    }
+
+    /** The histogram bounds of this sidecar (preset, overrides, SLO thresholds). */
+    public Buckets buckets() {
+        return buckets;
+    }
+
+    public LlmMetrics metrics() {
+        return metrics;
+    }
+
+    public RequestReporter reporter() {
+        return reporter;
+    }
+
+    public RequestTracing tracing() {
+        return tracing;
+    }
+
+    public OtelPipeline otel() {
+        return otel;
+    }
+
+    public GoodputWindows goodput() {
+        return goodput;
+    }
+
+    public LiveWindows windows() {
+        return windows;
+    }
+
+    public SaturationMetrics saturation() {
+        return saturation;
+    }
+
+    /** What the live page plots, over the last minutes. */
+    public LiveHistory history() {
+        return history;
+    }
+
+    /** Adds what the live page plots now (the shortest window) to its history. */
+    public void sampleHistory(long wallMillis) {
+        history.sample(wallMillis, LiveStats.renderPlotted(this, goodput.windows().get(0)));
+    }
+
+    /**
+     * What the engine scraper knows, for the {@code engine} member of /q/llm; set once the scraper runs (the
+     * scraper starts after telemetry exists, and is off with sidecar.engine.scrape-enabled=false).
+     */
+    public void engineView(java.util.function.Supplier<io.vertx.core.json.JsonObject> view) {
+        this.engineView = view;
+    }
+
+    /** The engine member of /q/llm, or null while no scraper runs. */
+    public io.vertx.core.json.JsonObject engineView() {
+        var view = engineView;
+        return view == null ? null : view.get();
+    }
+
+    public SloPolicy policy() {
+        return policy;
+    }
+
+    /** Flushes and stops the OTLP export (bounded by its timeouts). */
+    @Override
+    public void close() {
+        otel.close();
+    }
+}

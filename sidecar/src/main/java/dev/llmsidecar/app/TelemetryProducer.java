@@ -1,0 +1,117 @@
+package dev.llmsidecar.app;
+
+import dev.llmsidecar.config.SidecarConfig;
+import dev.llmsidecar.live.LiveHistory;
+import dev.llmsidecar.measure.LlmMetrics;
+import dev.llmsidecar.observe.TrafficObserver;
+import dev.llmsidecar.otel.OtelPipeline;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import io.vertx.core.Vertx;
+import jakarta.annotation.Priority;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Produces;
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+import java.util.HashMap;
+import java.util.Map;
+import org.eclipse.microprofile.config.Config;
+
+/** The single {@link SidecarTelemetry} of the application, built on first use. */
+@ApplicationScoped
+public class TelemetryProducer {
+
+    private static final long QUEUE_SAMPLE_MILLIS = 250;
+
+    /**
+     * The Prometheus registry itself, not Quarkus's composite: a composite timer walks its children (allocating an
+     * iterator) on every record, and the sidecar records on every forwarded chunk. Prometheus is the only
+     * Micrometer registry the sidecar exports to (OTLP goes through the OpenTelemetry SDK).
+     */
+    @Inject
+    PrometheusMeterRegistry registry;
+
+    @Inject
+    SidecarConfig config;
+
+    @Inject
+    Config mpConfig;
+
+    private SidecarTelemetry telemetry;
+    private Vertx vertx;
+    private long queueSampler = -1;
+    private long historySampler = -1;
+
+    public synchronized SidecarTelemetry telemetry() {
+        if (telemetry == null) {
+            telemetry = new SidecarTelemetry(registry, config, System::nanoTime,
+                    OtelPipeline.create(otelSettings(mpConfig), registry, OtelPipeline.Histograms.of(
+                            config.metrics().otlpHistograms(), config.metrics().nativeMaxBuckets())));
+        }
+        return telemetry;
+    }
+
+    /** What the proxy reports to (the seam between the data path and the telemetry). */
+    @Produces
+    @Singleton
+    TrafficObserver traffic() {
+        return telemetry().traffic();
+    }
+
+    /**
+     * The waiting depth is sampled at a fixed period, so its histogram is time-weighted. The live page's history
+     * from the start, off the event loops (a read merges every model's windows).
+     */
+    void startSampling(@Observes StartupEvent event, Vertx vertx) {
+        this.vertx = vertx;
+        SidecarTelemetry t = telemetry();
+        LlmMetrics metrics = t.metrics();
+        queueSampler = vertx.setPeriodic(QUEUE_SAMPLE_MILLIS, id -> metrics.sampleQueueDepth());
+        historySampler = vertx.setPeriodic(1, LiveHistory.STEP.toMillis(), id -> vertx.executeBlocking(() -> {
+            t.sampleHistory(System.currentTimeMillis());
+            return null;
+        }));
+    }
+
+    /**
+     * The otel.* and quarkus.otel.* properties of the application's configuration, as otel.* keys (the SDK
+     * normalises dashes to dots, so quarkus.otel.metric.export.interval and otel.metric.export.interval agree).
+     * OTEL_* environment variables are read by the SDK itself and win.
+     */
+    static Map<String, String> otelSettings(Config config) {
+        Map<String, String> settings = new HashMap<>();
+        for (String name : config.getPropertyNames()) {
+            String key = name.startsWith("quarkus.otel.") ? name.substring("quarkus.".length())
+                    : name.startsWith("otel.") ? name : null;
+            if (key != null) {
+                // an otel.* key wins over its quarkus.otel.* twin
+                boolean preferred = name.startsWith("otel.");
+                config.getOptionalValue(name, String.class).ifPresent(v -> {
+                    if (preferred) {
+                        settings.put(key, v);
+                    } else {
+                        settings.putIfAbsent(key, v);
+                    }
+                });
+            }
+        }
+        return settings;
+    }
+
+    // after the proxy stopped taking requests, so the last spans are exported
+    void onStop(@Observes @Priority(10) ShutdownEvent event) {
+        if (queueSampler >= 0) {
+            vertx.cancelTimer(queueSampler);
+            vertx.cancelTimer(historySampler);
+        }
+        SidecarTelemetry t;
+        synchronized (this) {
+            t = telemetry;
+        }
+        if (t != null) {
+            t.close();
+        }
+    }
+}

@@ -1,4 +1,0 @@
-package dev.llmsidecar.export.contract;
-
-/** Where a series goes. */
-public enum Backend { PROMETHEUS, OTLP }

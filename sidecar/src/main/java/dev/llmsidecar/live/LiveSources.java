@@ -1,0 +1,22 @@
+package dev.llmsidecar.live;
+
+import dev.llmsidecar.measure.LiveWindows;
+import dev.llmsidecar.measure.LlmMetrics;
+import dev.llmsidecar.measure.SaturationMetrics;
+import dev.llmsidecar.slo.GoodputWindows;
+import io.vertx.core.json.JsonObject;
+
+/** What the views of /q/llm read: the measurements they render, nothing they would change. */
+public interface LiveSources {
+
+    LlmMetrics metrics();
+
+    GoodputWindows goodput();
+
+    LiveWindows windows();
+
+    SaturationMetrics saturation();
+
+    /** The engine member of /q/llm, or null while no scraper runs. */
+    JsonObject engineView();
+}

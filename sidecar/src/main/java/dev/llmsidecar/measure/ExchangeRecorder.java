@@ -1,0 +1,155 @@
+package dev.llmsidecar.measure;
+
+import dev.llmsidecar.observe.ExchangeObserver;
+import dev.llmsidecar.observe.RequestHead;
+import dev.llmsidecar.observe.UpstreamHeaders;
+import dev.llmsidecar.otel.RequestSpan;
+import dev.llmsidecar.otel.RequestTracing;
+import dev.llmsidecar.timeline.Outcome;
+import dev.llmsidecar.timeline.RequestTimeline;
+import dev.llmsidecar.wire.LlmOperation;
+import dev.llmsidecar.wire.TokenEventSink;
+import io.opentelemetry.context.Scope;
+
+/**
+ * The measurements of one LLM exchange: its labels (model, tenant, SLO class), its timeline, fed by the format's
+ * decoder, and its span; when it ends, the result goes to the {@link RequestReporter}. Calls come from the exchange's
+ * event loop.
+ */
+final class ExchangeRecorder implements ExchangeObserver {
+
+    private final RequestReporter reporter;
+    private final LlmMetrics metrics;
+    private final LlmOperation operation;
+    private final long receivedNanos;
+    private final String sloClass;
+    private final String tenantName;
+    private final String tenant;
+    private final RequestSpan span;
+
+    private String modelName;
+    private String model;
+    private boolean streamRequested;
+    private RequestTimeline timeline;
+    private int loadAtArrival;
+
+    ExchangeRecorder(RequestReporter reporter, RequestTracing tracing, RequestHead head, LlmOperation operation,
+            long receivedNanos) {
+        this.reporter = reporter;
+        this.metrics = reporter.metrics();
+        this.operation = operation;
+        this.receivedNanos = receivedNanos;
+        this.sloClass = reporter.policy().sloClass(head.header(reporter.policy().classHeader()));
+        this.tenantName = reporter.tenants().tenantOf(head::header);
+        this.tenant = reporter.tenants().label(tenantName);
+        this.span = tracing.start(head, operation.label(), operation.format().providerName(), receivedNanos);
+        // until its body names one (or if it is not read): the model the engine serves, when it serves one
+        this.modelName = metrics.models().serving();
+        this.model = metrics.modelLabel(modelName);
+    }
+
+    @Override
+    public void requestInspected(String model, boolean stream) {
+        if (model != null && !model.isBlank()) {
+            modelName = model;
+            this.model = metrics.modelLabel(model);
+        }
+        streamRequested = stream;
+        span.request(model, stream);
+    }
+
+    /**
+     * Starts the timeline (its clock started when the request arrived). Called once the request is on its way
+     * upstream: a model's first request creates its meters, 1-2 ms here, which must not delay forwarding.
+     */
+    @Override
+    public void requestSent() {
+        startTimeline(streamRequested);
+    }
+
+    private void startTimeline(boolean streaming) {
+        if (timeline == null) {
+            var live = reporter.started(model, tenant, operation, streaming);
+            loadAtArrival = live.loadAtArrival();
+            timeline = new RequestTimeline(receivedNanos, streaming, span == RequestSpan.NOOP ? live
+                    : new SpanScopedListener(live, span));
+        }
+    }
+
+    @Override
+    public void propagate(UpstreamHeaders upstream) {
+        span.inject(upstream);
+    }
+
+    @Override
+    public TokenEventSink responseStarted(int status, boolean streaming, long nanos) {
+        startTimeline(streaming);
+        timeline.onUpstreamHeaders(nanos);
+        return timeline;
+    }
+
+    @Override
+    public void written(long arrivedNanos, long writtenNanos) {
+        metrics.chunkWritten(writtenNanos - arrivedNanos);
+    }
+
+    @Override
+    public void ended(Outcome outcome, int status, long nanos) {
+        metrics.httpRequest("llm", TrafficRecorder.statusClass(status));
+        startTimeline(streamRequested);
+        if (status / 100 == 2) {
+            reporter.tenants().admit(tenantName); // the engine accepted it: a tenant of its own from now on
+        }
+        var result = timeline.finish(nanos, outcome, status);
+        // the request's span is current while its results are recorded: histogram exemplars point to it
+        try (Scope scope = span.makeCurrent()) {
+            var verdict = reporter.finished(modelName, model, tenant, operation, sloClass, loadAtArrival, result);
+            span.finish(nanos, result, verdict, sloClass);
+        }
+    }
+
+    /** Records the live measurements (first token, chunk gaps) with the request's span current, for exemplars. */
+    private record SpanScopedListener(RequestTimeline.LiveListener delegate, RequestSpan span)
+            implements RequestTimeline.LiveListener {
+
+        @Override
+        public void onFirstChunk(long ttfcNanos) {
+            try (Scope scope = span.makeCurrent()) {
+                delegate.onFirstChunk(ttfcNanos);
+            }
+        }
+
+        @Override
+        public void onFirstToken(long ttftNanos) {
+            try (Scope scope = span.makeCurrent()) {
+                delegate.onFirstToken(ttftNanos);
+            }
+        }
+
+        @Override
+        public void onChunkGap(long gapNanos) {
+            try (Scope scope = span.makeCurrent()) {
+                delegate.onChunkGap(gapNanos);
+            }
+        }
+
+        @Override
+        public void onFirstReasoningToken(long nanos) {
+            try (Scope scope = span.makeCurrent()) {
+                delegate.onFirstReasoningToken(nanos);
+            }
+        }
+
+        @Override
+        public void onFirstAnswerToken(long nanos) {
+            try (Scope scope = span.makeCurrent()) {
+                delegate.onFirstAnswerToken(nanos);
+            }
+        }
+
+        @Override
+        public void onEnd() {
+            delegate.onEnd();
+        }
+    }
+}

@@ -1,0 +1,482 @@
+package dev.llmsidecar.measure;
+
+import static dev.llmsidecar.metrics.Contract.BODY_NOT_INSPECTED;
+import static dev.llmsidecar.metrics.Contract.CHUNK_GAP;
+import static dev.llmsidecar.metrics.Contract.CHUNK_WRITE_DELAY;
+import static dev.llmsidecar.metrics.Contract.FINISH_REASONS;
+import static dev.llmsidecar.metrics.Contract.FIRST_ANSWER;
+import static dev.llmsidecar.metrics.Contract.FIRST_REASONING;
+import static dev.llmsidecar.metrics.Contract.HTTP_REQUESTS;
+import static dev.llmsidecar.metrics.Contract.IN_FLIGHT;
+import static dev.llmsidecar.metrics.Contract.IN_FLIGHT_MAX;
+import static dev.llmsidecar.metrics.Contract.REQUEST_DURATION;
+import static dev.llmsidecar.metrics.Contract.TIME_TO_FIRST_CHUNK;
+import static dev.llmsidecar.metrics.Contract.TIME_TO_FIRST_RESPONSE_CHUNK;
+import static dev.llmsidecar.metrics.Contract.TOKENS;
+import static dev.llmsidecar.metrics.Contract.TOKEN_SOURCE;
+import static dev.llmsidecar.metrics.Contract.TOKEN_USAGE;
+import static dev.llmsidecar.metrics.Contract.TTFT;
+import static dev.llmsidecar.metrics.Contract.TTFT_BY_CACHE;
+import static dev.llmsidecar.metrics.Contract.UNDECODABLE;
+import static dev.llmsidecar.metrics.Contract.WAITING_DEPTH;
+import static dev.llmsidecar.metrics.Contract.WAITING_FIRST_TOKEN;
+import static dev.llmsidecar.metrics.Label.CACHE;
+import static dev.llmsidecar.metrics.Label.ERROR_TYPE;
+import static dev.llmsidecar.metrics.Label.FINISH_REASON;
+import static dev.llmsidecar.metrics.Label.FORMAT;
+import static dev.llmsidecar.metrics.Label.MODEL;
+import static dev.llmsidecar.metrics.Label.OPERATION;
+import static dev.llmsidecar.metrics.Label.OUTCOME;
+import static dev.llmsidecar.metrics.Label.PROVIDER;
+import static dev.llmsidecar.metrics.Label.REASON;
+import static dev.llmsidecar.metrics.Label.ROUTE;
+import static dev.llmsidecar.metrics.Label.SERVER_ADDRESS;
+import static dev.llmsidecar.metrics.Label.SERVER_PORT;
+import static dev.llmsidecar.metrics.Label.SOURCE;
+import static dev.llmsidecar.metrics.Label.STATUS_CLASS;
+import static dev.llmsidecar.metrics.Label.STREAMING;
+import static dev.llmsidecar.metrics.Label.TENANT;
+import static dev.llmsidecar.metrics.Label.TOKEN_TYPE;
+
+import dev.llmsidecar.config.SidecarConfig;
+import dev.llmsidecar.metrics.Contract;
+import dev.llmsidecar.metrics.LabelValues;
+import dev.llmsidecar.metrics.Recorder.Bound;
+import dev.llmsidecar.metrics.Recorder;
+import dev.llmsidecar.metrics.Recorders;
+import dev.llmsidecar.timeline.Outcome;
+import dev.llmsidecar.timeline.RequestResult;
+import dev.llmsidecar.timeline.RequestTimeline;
+import dev.llmsidecar.timeline.TokenCountSource;
+import dev.llmsidecar.wire.ServerTimings;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * What the sidecar measures about LLM requests, recorded through the metrics contract
+ * ({@link dev.llmsidecar.metrics.Contract}) into every backend that takes each series: as it happens while
+ * the request runs (first token, chunk gaps), and once when it ended. docs/metrics.md defines every series.
+ */
+public final class LlmMetrics {
+
+    private static final double NS = 1e9;
+
+    /** The request's identity in the GenAI series: the OTLP-only attributes are the same for a whole sidecar. */
+    public record Upstream(String provider, String address, long port) {
+        public static final Upstream NONE = new Upstream("openai", null, 0);
+
+        Object portValue() {
+            return address == null ? null : port;
+        }
+    }
+
+    private final Recorders recorders;
+    private final ModelLabels models;
+    private final Upstream upstream;
+    private final ProxyCounters proxy;
+
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final AtomicInteger maxInFlight = new AtomicInteger();
+    private final AtomicInteger waitingFirstToken = new AtomicInteger();
+    private final Bound waitingDepth;
+    private final Bound chunkWriteDelay;
+    private final Map<LiveKey, Live> live = new ConcurrentHashMap<>();
+    private final Map<EndKey, Ended> ended = new ConcurrentHashMap<>();
+
+    public LlmMetrics(Recorders recorders, SidecarConfig.Metrics config, Upstream upstream) {
+        this.recorders = recorders;
+        this.upstream = upstream;
+        this.models = new ModelLabels(config.maxModels(), config.pinnedModels().orElse(List.of()));
+        this.proxy = new ProxyCounters(recorders);
+        recorders.observe(IN_FLIGHT, inFlight::get);
+        recorders.observe(WAITING_FIRST_TOKEN, waitingFirstToken::get);
+        recorders.observe(IN_FLIGHT_MAX, maxInFlight::get);
+        this.waitingDepth = recorders.live(WAITING_DEPTH, LabelValues.NONE);
+        this.chunkWriteDelay = recorders.live(CHUNK_WRITE_DELAY, LabelValues.NONE);
+        registerKnownCounters();
+    }
+
+    /**
+     * Counters without a model label whose label values are all known are exported at 0 from the start, so a
+     * dashboard shows 0 where nothing happened yet, not "No data".
+     */
+    private void registerKnownCounters() {
+        for (String route : List.of("llm", "other")) {
+            for (String statusClass : List.of("2xx", "3xx", "4xx", "5xx", "none")) {
+                recorders.touch(HTTP_REQUESTS, LabelValues.of(ROUTE, route).and(STATUS_CLASS, statusClass));
+            }
+        }
+        for (TokenCountSource source : TokenCountSource.values()) {
+            recorders.touch(TOKEN_SOURCE, LabelValues.of(SOURCE, source.label()));
+        }
+        recorders.touch(BODY_NOT_INSPECTED, LabelValues.of(REASON, "not_json"));
+        recorders.touch(BODY_NOT_INSPECTED, LabelValues.of(REASON, "too_large"));
+    }
+
+    /** The model label for a request model name (bounded; see {@link ModelLabels}). */
+    public String modelLabel(String model) {
+        return models.label(model);
+    }
+
+    /** The model label's bound, which also knows the model the engine serves. */
+    public ModelLabels models() {
+        return models;
+    }
+
+    /** Counters of what the proxy did to keep traffic flowing and bytes exact. */
+    public ProxyCounters proxy() {
+        return proxy;
+    }
+
+    /**
+     * Starts the live part of an LLM request: in-flight and waiting gauges, first token and chunk gaps as they happen.
+     *
+     * @param tenant the tenant label ({@link TenantLabels}; dropped by the recorders where it is not exported)
+     * @param provider the format's own gen_ai.provider.name, or null for the configured one
+     */
+    public LiveRequest requestStarted(String model, String tenant, String operation, String provider,
+            boolean streaming) {
+        int load = inFlight.incrementAndGet();
+        maxInFlight.accumulateAndGet(load, Math::max);
+        waitingFirstToken.incrementAndGet();
+        Live meters = live.computeIfAbsent(new LiveKey(model, tenant, operation, provider(provider), streaming),
+                this::newLive);
+        return new LiveRequest(meters, streaming, load);
+    }
+
+    private String provider(String override) {
+        return override != null ? override : upstream.provider();
+    }
+
+    /** Handles bound once per model, operation and kind of request: a chunk costs one call per backend. */
+    private static final class Live {
+        Bound ttft;
+        Bound firstChunk;
+        Bound firstResponseChunk;
+        Bound chunkGap;
+        Bound firstReasoning;
+        Bound firstAnswer;
+    }
+
+    private record LiveKey(String model, String tenant, String operation, String provider, boolean streaming) {
+    }
+
+    private Live newLive(LiveKey k) {
+        LabelValues v = genai(k.model(), k.operation(), k.provider()).and(STREAMING, k.streaming());
+        Live l = new Live();
+        l.ttft = recorders.live(TTFT, v.and(TENANT, k.tenant()));
+        // the others exist for streams only: a response that does not stream has no chunks of its own
+        boolean s = k.streaming();
+        l.firstChunk = s ? recorders.live(TIME_TO_FIRST_CHUNK, v) : Recorder.NOTHING;
+        l.firstResponseChunk = s ? recorders.live(TIME_TO_FIRST_RESPONSE_CHUNK, v) : Recorder.NOTHING;
+        l.chunkGap = s ? recorders.live(CHUNK_GAP, v) : Recorder.NOTHING;
+        l.firstReasoning = s ? recorders.live(FIRST_REASONING, v) : Recorder.NOTHING;
+        l.firstAnswer = s ? recorders.live(FIRST_ANSWER, v) : Recorder.NOTHING;
+        return l;
+    }
+
+    /** Model and operation of a GenAI series, with its OTLP-only attributes (provider, server address and port). */
+    private LabelValues genai(String model, String operation, String provider) {
+        return LabelValues.of(MODEL, model).and(OPERATION, operation).and(PROVIDER, provider)
+                .and(SERVER_ADDRESS, upstream.address()).and(SERVER_PORT, upstream.portValue());
+    }
+
+    /**
+     * Records everything that is final only when the request ended.
+     *
+     * @param provider the format's own gen_ai.provider.name, or null for the configured one
+     * @param format the wire format's name, for the per-format undecodable counter
+     */
+    public void requestFinished(String model, String tenant, String operation, String provider, String format,
+            RequestResult r) {
+        inFlight.decrementAndGet();
+        String p = provider(provider);
+        boolean ok = r.outcome() == Outcome.OK;
+        boolean streaming = r.streaming();
+        Ended end = ended.computeIfAbsent(
+                new EndKey(model, tenant, operation, p, streaming, r.outcome(), ok ? null : errorType(r)), Ended::new);
+        end.get(Ended.REQUESTS).record(1);
+        end.get(Ended.DURATION).record(r.e2eNanos() / NS);
+        if (r.ttftNanos() >= 0) {
+            if (!streaming) {
+                // a response that does not stream: its first token is the whole response, "as it happens" at its end
+                live.computeIfAbsent(new LiveKey(model, tenant, operation, p, false), this::newLive).ttft
+                        .record(r.ttftNanos() / NS);
+            }
+            end.get(Ended.TTFT).record(r.ttftNanos() / NS);
+            int cache = r.cachedTokens() < 0 ? Ended.TTFT_CACHE_UNKNOWN
+                    : r.cachedTokens() > 0 ? Ended.TTFT_CACHE_HIT : Ended.TTFT_CACHE_MISS;
+            end.get(cache).record(r.ttftNanos() / NS);
+        }
+        if (r.upstreamHeadersNanos() >= 0) {
+            end.get(Ended.UPSTREAM_HEADERS).record(r.upstreamHeadersNanos() / NS);
+        }
+        if (r.tpotNanos() >= 0) {
+            end.get(Ended.TPOT).record(r.tpotNanos() / NS);
+        }
+        if (streaming && r.itl().sampleCount() > 0) {
+            Bound itl = end.get(Ended.ITL);
+            r.itl().forEach((sample, count) -> {
+                for (int i = 0; i < count; i++) {
+                    itl.record(sample / NS);
+                }
+            });
+        }
+        engineSide(end, r);
+        tokens(end, r);
+        end.get(Ended.TOKEN_SOURCE + r.outputTokenSource().ordinal()).record(1);
+        recorders.end(FINISH_REASONS, ok, 1, LabelValues.of(MODEL, model)
+                .and(FINISH_REASON, FinishReasons.label(r.finishReason())));
+        if (r.undecodableChunks() > 0) {
+            recorders.end(UNDECODABLE, ok, r.undecodableChunks(), LabelValues.of(OPERATION, operation)
+                    .and(FORMAT, format));
+        }
+    }
+
+    /** What the engine said it spent, and what was spent outside it. */
+    private static void engineSide(Ended end, RequestResult r) {
+        ServerTimings engine = r.serverTimings();
+        if (engine == null) {
+            return;
+        }
+        if (engine.queueNanos() >= 0) {
+            end.get(Ended.ENGINE_QUEUE).record(engine.queueNanos() / NS);
+        }
+        long engineTtft = engine.engineTtftNanos();
+        if (engineTtft >= 0) {
+            end.get(Ended.ENGINE_TTFT).record(engineTtft / NS);
+            if (r.streaming() && r.ttftNanos() >= 0) {
+                end.get(Ended.TTFT_OUTSIDE_ENGINE).record(Math.max(0, r.ttftNanos() - engineTtft) / NS);
+            }
+        }
+        if (engine.decodeNanos() >= 0) {
+            end.get(Ended.ENGINE_DECODE).record(engine.decodeNanos() / NS);
+        }
+        long engineTotal = engine.engineTotalNanos();
+        if (!r.streaming() && engineTotal >= 0) {
+            // a response that does not stream has no first token of its own: compare the whole request
+            end.get(Ended.DURATION_OUTSIDE_ENGINE).record(Math.max(0, r.e2eNanos() - engineTotal) / NS);
+        }
+    }
+
+    private static void tokens(Ended end, RequestResult r) {
+        if (r.promptTokens() >= 0) {
+            end.get(Ended.USAGE_INPUT).record(r.promptTokens());
+            end.get(Ended.TOKENS_INPUT).record(r.promptTokens());
+            if (r.cachedTokens() >= 0) {
+                // the hit ratio's numerator and denominator, from the same requests: those that said how many of
+                // their input tokens were cached
+                end.get(Ended.TOKENS_CACHED_INPUT).record(r.cachedTokens());
+                end.get(Ended.TOKENS_CACHE_REPORTING_INPUT).record(r.promptTokens());
+            }
+        }
+        if (r.outputTokenSource() != TokenCountSource.NONE) {
+            end.get(Ended.USAGE_OUTPUT).record(r.outputTokens());
+            end.get(Ended.TOKENS_OUTPUT).record(r.outputTokens());
+        }
+    }
+
+    /** What identifies the end-of-request series of one request, but for per-request values bound separately. */
+    private record EndKey(String model, String tenant, String operation, String provider, boolean streaming,
+            Outcome outcome, String errorType) {
+    }
+
+    /**
+     * The handles a finished request records into, bound on first use per {@link EndKey} (a series this kind of
+     * request never recorded stays unexported, as when each was bound per request). A finished request then costs
+     * one map lookup instead of about 25 label lookups per backend. Two event loops may bind the same slot at once;
+     * both get the same meters, so either handle may stay.
+     */
+    private final class Ended {
+        static final int REQUESTS = 0;
+        static final int DURATION = 1;
+        static final int TTFT = 2;
+        static final int TTFT_CACHE_HIT = 3;
+        static final int TTFT_CACHE_MISS = 4;
+        static final int TTFT_CACHE_UNKNOWN = 5;
+        static final int UPSTREAM_HEADERS = 6;
+        static final int TPOT = 7;
+        static final int ITL = 8;
+        static final int ENGINE_QUEUE = 9;
+        static final int ENGINE_TTFT = 10;
+        static final int TTFT_OUTSIDE_ENGINE = 11;
+        static final int ENGINE_DECODE = 12;
+        static final int DURATION_OUTSIDE_ENGINE = 13;
+        static final int USAGE_INPUT = 14;
+        static final int USAGE_OUTPUT = 15;
+        static final int TOKENS_INPUT = 16;
+        static final int TOKENS_OUTPUT = 17;
+        static final int TOKENS_CACHED_INPUT = 18;
+        static final int TOKENS_CACHE_REPORTING_INPUT = 19;
+        /** One slot per {@link TokenCountSource}, from here on. */
+        static final int TOKEN_SOURCE = 20;
+
+        private final EndKey key;
+        private final boolean ok;
+        private final AtomicReferenceArray<Bound> slots =
+                new AtomicReferenceArray<>(TOKEN_SOURCE + TokenCountSource.values().length);
+
+        Ended(EndKey key) {
+            this.key = key;
+            this.ok = key.outcome() == Outcome.OK;
+        }
+
+        Bound get(int slot) {
+            Bound b = slots.get(slot);
+            if (b == null) {
+                b = bind(slot);
+                slots.set(slot, b);
+            }
+            return b;
+        }
+
+        private Bound bind(int slot) {
+            LabelValues genai = genai(key.model(), key.operation(), key.provider());
+            LabelValues streamed = genai.and(STREAMING, key.streaming());
+            LabelValues outcome = streamed.and(OUTCOME, key.outcome().label()).and(TENANT, key.tenant());
+            LabelValues tokens = LabelValues.of(MODEL, key.model()).and(OPERATION, key.operation())
+                    .and(TENANT, key.tenant());
+            return switch (slot) {
+                case REQUESTS -> recorders.ended(Contract.REQUESTS, ok, LabelValues.of(MODEL, key.model())
+                        .and(OPERATION, key.operation()).and(STREAMING, key.streaming())
+                        .and(OUTCOME, key.outcome().label()).and(TENANT, key.tenant()));
+                case DURATION -> recorders.ended(REQUEST_DURATION, ok, outcome.and(ERROR_TYPE, key.errorType()));
+                case TTFT -> recorders.ended(Contract.TTFT, ok, streamed.and(TENANT, key.tenant()));
+                case TTFT_CACHE_HIT -> recorders.ended(TTFT_BY_CACHE, ok, streamed.and(CACHE, "hit"));
+                case TTFT_CACHE_MISS -> recorders.ended(TTFT_BY_CACHE, ok, streamed.and(CACHE, "miss"));
+                case TTFT_CACHE_UNKNOWN -> recorders.ended(TTFT_BY_CACHE, ok, streamed.and(CACHE, "unknown"));
+                case UPSTREAM_HEADERS -> recorders.ended(Contract.UPSTREAM_HEADERS, ok, streamed);
+                case TPOT -> recorders.ended(Contract.TPOT, ok, outcome);
+                case ITL -> recorders.ended(Contract.ITL, ok, outcome);
+                case ENGINE_QUEUE -> recorders.ended(Contract.ENGINE_QUEUE, ok, genai);
+                case ENGINE_TTFT -> recorders.ended(Contract.ENGINE_TTFT, ok, genai);
+                case TTFT_OUTSIDE_ENGINE -> recorders.ended(Contract.TTFT_OUTSIDE_ENGINE, ok, genai);
+                case ENGINE_DECODE -> recorders.ended(Contract.ENGINE_DECODE, ok, genai);
+                case DURATION_OUTSIDE_ENGINE -> recorders.ended(Contract.DURATION_OUTSIDE_ENGINE, ok, genai);
+                case USAGE_INPUT -> recorders.ended(TOKEN_USAGE, ok, genai.and(TOKEN_TYPE, "input")
+                        .and(TENANT, key.tenant()));
+                case USAGE_OUTPUT -> recorders.ended(TOKEN_USAGE, ok, genai.and(TOKEN_TYPE, "output")
+                        .and(TENANT, key.tenant()));
+                case TOKENS_INPUT -> recorders.ended(TOKENS, ok, tokens.and(TOKEN_TYPE, "input"));
+                case TOKENS_OUTPUT -> recorders.ended(TOKENS, ok, tokens.and(TOKEN_TYPE, "output"));
+                case TOKENS_CACHED_INPUT -> recorders.ended(TOKENS, ok, tokens.and(TOKEN_TYPE, "cached_input"));
+                case TOKENS_CACHE_REPORTING_INPUT -> recorders.ended(TOKENS, ok,
+                        tokens.and(TOKEN_TYPE, "cache_reporting_input"));
+                default -> recorders.ended(Contract.TOKEN_SOURCE, ok, LabelValues.of(SOURCE,
+                        TokenCountSource.values()[slot - Ended.TOKEN_SOURCE].label()));
+            };
+        }
+    }
+
+    /**
+     * OTel {@code error.type} of a failed request: the HTTP error status the client got (the engine's, or the
+     * sidecar's own 502/504), else the outcome (an error inside a 200 stream, a broken stream, a cancel).
+     */
+    public static String errorType(RequestResult r) {
+        return r.outcome() == Outcome.UPSTREAM_ERROR && r.status() >= 400 ? Integer.toString(r.status())
+                : r.outcome().label();
+    }
+
+    /** Samples the waiting depth; called at a fixed period, so the histogram is time-weighted. */
+    public void sampleQueueDepth() {
+        waitingDepth.record(waitingFirstToken.get());
+    }
+
+    /** LLM requests currently in flight. */
+    public int inFlight() {
+        return inFlight.get();
+    }
+
+    public int waitingFirstToken() {
+        return waitingFirstToken.get();
+    }
+
+    public int maxInFlight() {
+        return maxInFlight.get();
+    }
+
+    /** Arrival-to-written delay of one forwarded read. */
+    public void chunkWritten(long delayNanos) {
+        chunkWriteDelay.record(delayNanos / NS);
+    }
+
+    /** Every proxied request, LLM or not, by route kind and status class (e.g. "2xx", or "none" without response). */
+    public void httpRequest(String route, String statusClass) {
+        recorders.count(HTTP_REQUESTS, 1, LabelValues.of(ROUTE, route).and(STATUS_CLASS, statusClass));
+    }
+
+    public void bodyNotInspected(String reason) {
+        recorders.count(BODY_NOT_INSPECTED, 1, LabelValues.of(REASON, reason));
+    }
+
+    /** Per-request live recorder; decrements the waiting gauge exactly once. */
+    public final class LiveRequest implements RequestTimeline.LiveListener {
+        private final Live meters;
+        private final boolean streaming;
+        private final int loadAtArrival;
+        private boolean waiting = true;
+
+        LiveRequest(Live meters, boolean streaming, int loadAtArrival) {
+            this.meters = meters;
+            this.streaming = streaming;
+            this.loadAtArrival = loadAtArrival;
+        }
+
+        /** LLM requests in flight when this one started, itself included: its load band. */
+        public int loadAtArrival() {
+            return loadAtArrival;
+        }
+
+        @Override
+        public void onFirstChunk(long ttfcNanos) {
+            if (streaming) {
+                meters.firstResponseChunk.record(ttfcNanos / NS);
+            }
+        }
+
+        @Override
+        public void onFirstToken(long ttftNanos) {
+            if (streaming) {
+                meters.ttft.record(ttftNanos / NS);
+                meters.firstChunk.record(ttftNanos / NS);
+            }
+            release();
+        }
+
+        @Override
+        public void onFirstReasoningToken(long nanos) {
+            if (streaming) {
+                meters.firstReasoning.record(nanos / NS);
+            }
+        }
+
+        @Override
+        public void onFirstAnswerToken(long nanos) {
+            if (streaming) {
+                meters.firstAnswer.record(nanos / NS);
+            }
+        }
+
+        @Override
+        public void onChunkGap(long gapNanos) {
+            if (streaming) {
+                meters.chunkGap.record(gapNanos / NS);
+            }
+        }
+
+        @Override
+        public void onEnd() {
+            release();
+        }
+
+        void release() {
+            if (waiting) {
+                waiting = false;
+                waitingFirstToken.decrementAndGet();
+            }
+        }
+    }
+}

@@ -1,0 +1,81 @@
+package dev.llmsidecar.measure;
+
+import dev.llmsidecar.slo.GoodputWindows;
+import dev.llmsidecar.slo.SloEvaluator;
+import dev.llmsidecar.slo.SloPolicy;
+import dev.llmsidecar.slo.SloVerdict;
+import dev.llmsidecar.timeline.RequestResult;
+import dev.llmsidecar.wire.LlmOperation;
+
+/**
+ * Where an LLM request's measurements go: latency and token series, the SLO verdict (goodput, attainment) and the
+ * live windows. One place, so every exporter sees the same result and verdict; the series themselves go to every
+ * backend through the metrics contract.
+ */
+public final class RequestReporter {
+
+    private final LlmMetrics metrics;
+    private final SloPolicy policy;
+    private final SloMetrics sloMetrics;
+    private final GoodputWindows goodput;
+    private final LiveWindows windows;
+    private final TenantLabels tenants;
+    private final SaturationMetrics saturation;
+    private final WorkMetrics work;
+
+    public RequestReporter(LlmMetrics metrics, SloPolicy policy, SloMetrics sloMetrics, GoodputWindows goodput,
+            LiveWindows windows, TenantLabels tenants, SaturationMetrics saturation, WorkMetrics work) {
+        this.metrics = metrics;
+        this.policy = policy;
+        this.sloMetrics = sloMetrics;
+        this.goodput = goodput;
+        this.windows = windows;
+        this.tenants = tenants;
+        this.saturation = saturation;
+        this.work = work;
+    }
+
+    /** Who a request is from, as its bounded tenant label. */
+    public TenantLabels tenants() {
+        return tenants;
+    }
+
+    public LlmMetrics metrics() {
+        return metrics;
+    }
+
+    public SloPolicy policy() {
+        return policy;
+    }
+
+    /**
+     * Starts the live measurements of a request (in-flight and waiting gauges, TTFT and chunk gaps as they happen).
+     * The listener also knows the request's load at arrival, which {@link #finished} takes.
+     */
+    public LlmMetrics.LiveRequest started(String modelLabel, String tenant, LlmOperation operation,
+            boolean streaming) {
+        return metrics.requestStarted(modelLabel, tenant, operation.label(), operation.format().providerName(),
+                streaming);
+    }
+
+    /**
+     * @param modelName the model as the client named it (objectives match on it)
+     * @param modelLabel its bounded label
+     * @param loadAtArrival LLM requests in flight when it started, itself included ({@link LlmMetrics.LiveRequest})
+     */
+    public SloVerdict finished(String modelName, String modelLabel, String tenant, LlmOperation operation,
+            String sloClass, int loadAtArrival, RequestResult result) {
+        metrics.requestFinished(modelLabel, tenant, operation.label(), operation.format().providerName(),
+                operation.format().name(), result);
+        SloVerdict verdict = SloEvaluator.evaluate(result, policy.applicable(modelName, sloClass),
+                policy.badClientStatuses());
+        sloMetrics.record(modelLabel, sloClass, tenant, result.outputTokens(), verdict);
+        saturation.record(loadAtArrival, result);
+        work.record(modelLabel, tenant, result, verdict);
+        if (verdict.counted()) {
+            goodput.record(modelLabel, sloClass, verdict.good(), result.outputTokens());
+        }
+        windows.record(modelLabel, result);
+        return verdict;
+    }
+}

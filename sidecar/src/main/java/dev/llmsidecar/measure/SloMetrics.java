@@ -1,0 +1,71 @@
+package dev.llmsidecar.measure;
+
+import static dev.llmsidecar.metrics.Contract.SLO_EXCLUDED;
+import static dev.llmsidecar.metrics.Contract.SLO_GOOD_OUTPUT_TOKENS;
+import static dev.llmsidecar.metrics.Contract.SLO_GOOD_REQUESTS;
+import static dev.llmsidecar.metrics.Contract.SLO_OBJECTIVE_GOOD_REQUESTS;
+import static dev.llmsidecar.metrics.Contract.SLO_OBJECTIVE_REQUESTS;
+import static dev.llmsidecar.metrics.Contract.SLO_OUTPUT_TOKENS;
+import static dev.llmsidecar.metrics.Contract.SLO_REQUESTS;
+import static dev.llmsidecar.metrics.Contract.SLO_TARGET;
+import static dev.llmsidecar.metrics.Contract.SLO_VIOLATIONS;
+import static dev.llmsidecar.metrics.Label.CRITERION;
+import static dev.llmsidecar.metrics.Label.MODEL;
+import static dev.llmsidecar.metrics.Label.OBJECTIVE;
+import static dev.llmsidecar.metrics.Label.REASON;
+import static dev.llmsidecar.metrics.Label.SLO_CLASS;
+import static dev.llmsidecar.metrics.Label.TENANT;
+
+import dev.llmsidecar.metrics.LabelValues;
+import dev.llmsidecar.metrics.Recorders;
+import dev.llmsidecar.slo.Criterion;
+import dev.llmsidecar.slo.Objective;
+import dev.llmsidecar.slo.SloVerdict;
+import java.util.List;
+
+/**
+ * Goodput and SLO attainment as plain counters, so that Prometheus computes them exactly (independent of histogram
+ * buckets): goodput = rate(good) / rate(requests), attainment per objective likewise. Declared in the metrics contract;
+ * defined in docs/slo.md.
+ */
+public final class SloMetrics {
+
+    private final Recorders recorders;
+
+    public SloMetrics(Recorders recorders, List<Objective> objectives) {
+        this.recorders = recorders;
+        for (Objective o : objectives) {
+            recorders.observe(SLO_TARGET, o::target, LabelValues.of(OBJECTIVE, o.name()));
+        }
+    }
+
+    public void record(String model, String sloClass, String tenant, long outputTokens, SloVerdict verdict) {
+        if (!verdict.counted()) {
+            recorders.count(SLO_EXCLUDED, 1, LabelValues.of(MODEL, model).and(SLO_CLASS, sloClass)
+                    .and(REASON, verdict.excludedReason()));
+            return;
+        }
+        long tokens = Math.max(0, outputTokens);
+        LabelValues request = LabelValues.of(MODEL, model).and(SLO_CLASS, sloClass);
+        LabelValues perTenant = request.and(TENANT, tenant);
+        // good before all: a scrape between the two increments (event loop vs scrape thread) then sees one good
+        // request too many for a moment, never one bad request too many, which over a new objective's first dozen
+        // requests is enough for a burn-rate alert to go pending (measured under the demo: BurnRateSlow at 0.99)
+        if (verdict.good()) {
+            recorders.count(SLO_GOOD_REQUESTS, 1, perTenant);
+            recorders.count(SLO_GOOD_OUTPUT_TOKENS, tokens, perTenant);
+        }
+        recorders.count(SLO_REQUESTS, 1, perTenant);
+        recorders.count(SLO_OUTPUT_TOKENS, tokens, perTenant);
+        for (SloVerdict.ObjectiveResult r : verdict.objectives()) {
+            LabelValues objective = request.and(OBJECTIVE, r.objective().name());
+            if (r.met()) {
+                recorders.count(SLO_OBJECTIVE_GOOD_REQUESTS, 1, objective);
+            }
+            recorders.count(SLO_OBJECTIVE_REQUESTS, 1, objective);
+            for (Criterion c : r.violated()) {
+                recorders.count(SLO_VIOLATIONS, 1, objective.and(CRITERION, c.label()));
+            }
+        }
+    }
+}

@@ -1,0 +1,120 @@
+package dev.llmsidecar.measure;
+
+import dev.llmsidecar.observe.ExchangeObserver;
+import dev.llmsidecar.observe.Peer;
+import dev.llmsidecar.observe.RequestHead;
+import dev.llmsidecar.observe.TrafficObserver;
+import dev.llmsidecar.otel.RequestTracing;
+import dev.llmsidecar.timeline.Outcome;
+import dev.llmsidecar.wire.LlmOperation;
+import dev.llmsidecar.wire.openai.IncludeUsagePolicy.Resend;
+import dev.llmsidecar.wire.openai.IncludeUsagePolicy.UsageKept;
+import dev.llmsidecar.wire.openai.IncludeUsagePolicy.UsageSkip;
+
+/**
+ * The sidecar's {@link TrafficObserver}: an LLM exchange is measured by an {@link ExchangeRecorder}, any other is
+ * only counted, and what the proxy did to keep traffic flowing goes to {@link ProxyCounters}.
+ */
+public final class TrafficRecorder implements TrafficObserver {
+
+    private final RequestReporter reporter;
+    private final RequestTracing tracing;
+    private final LlmMetrics metrics;
+    private final ProxyCounters counters;
+    /** An exchange that is not an LLM call: counted by status, its writes timed. Stateless, so shared. */
+    private final ExchangeObserver other;
+
+    /** @param tracing the request tracing, naming the upstream ({@link RequestTracing#toUpstream}) */
+    public TrafficRecorder(RequestReporter reporter, RequestTracing tracing) {
+        this.reporter = reporter;
+        this.tracing = tracing;
+        this.metrics = reporter.metrics();
+        this.counters = metrics.proxy();
+        this.other = new ExchangeObserver() {
+            @Override
+            public void written(long arrivedNanos, long writtenNanos) {
+                metrics.chunkWritten(writtenNanos - arrivedNanos);
+            }
+
+            @Override
+            public void ended(Outcome outcome, int status, long nanos) {
+                metrics.httpRequest("other", statusClass(status));
+            }
+        };
+    }
+
+    @Override
+    public ExchangeObserver exchangeStarted(RequestHead head, LlmOperation operation, long receivedNanos) {
+        return operation == null ? other : new ExchangeRecorder(reporter, tracing, head, operation, receivedNanos);
+    }
+
+    @Override
+    public void refused(boolean llmRoute, int status) {
+        metrics.httpRequest(llmRoute ? "llm" : "other", statusClass(status));
+    }
+
+    /** "2xx" … "5xx", or "none" when no response was given. */
+    static String statusClass(int status) {
+        return status <= 0 ? "none" : (status / 100) + "xx";
+    }
+
+    @Override
+    public void bodyNotInspected(String reason) {
+        metrics.bodyNotInspected(reason);
+    }
+
+    @Override
+    public void usageInjected() {
+        counters.usageInjected();
+    }
+
+    @Override
+    public void usageSkipped(UsageSkip reason) {
+        counters.usageSkipped(reason);
+    }
+
+    @Override
+    public void usageRemoved(int chunks, int members) {
+        counters.usageRemoved(chunks, members);
+    }
+
+    @Override
+    public void usageReframed() {
+        counters.usageReframed();
+    }
+
+    @Override
+    public void usageNotRemoved(UsageKept reason) {
+        counters.usageNotRemoved(reason);
+    }
+
+    @Override
+    public void retriedClosedBeforeResponse() {
+        counters.retriedClosedBeforeResponse();
+    }
+
+    @Override
+    public void retriedWithoutInjection(Resend why) {
+        counters.retriedWithoutInjection(why);
+    }
+
+    @Override
+    public void idleConnectionRetired() {
+        counters.idleConnectionRetired();
+    }
+
+    @Override
+    public void bodyTooLarge(boolean declared) {
+        counters.bodyTooLarge(declared);
+    }
+
+    @Override
+    public void connectionError(Peer peer) {
+        counters.connectionError(peer);
+    }
+
+    @Override
+    public void notDecodedForEncoding() {
+        counters.notDecodedForEncoding();
+    }
+}

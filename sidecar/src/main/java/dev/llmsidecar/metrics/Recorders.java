@@ -1,0 +1,212 @@
+package dev.llmsidecar.metrics;
+
+import dev.llmsidecar.metrics.Recorder.Bound;
+import dev.llmsidecar.metrics.Series.When;
+import dev.llmsidecar.metrics.prometheus.PrometheusRecorder;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import java.util.function.DoubleSupplier;
+
+/**
+ * The backends a measurement goes to (Prometheus, and OTLP when it is on), each taking a series when its declaration
+ * says so: a value recorded as it happens goes to the backends that record the series {@link When#LIVE}; one recorded
+ * when the request ends to those that record it at the end, for every request or, {@link When#END_OK}, successful
+ * ones only. What is recorded where is decided by the declarations in {@link Contract}, not by the caller.
+ *
+ * <p>Label values are given by name ({@link LabelValues}) and must be exactly the series' labels: a value given to the
+ * wrong label, one missing or one too many is refused here, when the series is bound, never exported as a wrong
+ * series.
+ *
+ * <p>The {@link Label#TENANT} label is declared on the series that may carry it and exported only on those chosen
+ * ({@code sidecar.tenants.series}): callers always pass a tenant value, and on every other series it is dropped here,
+ * so each backend sees a series with one fixed label set.
+ */
+public final class Recorders {
+
+    private final List<Recorder> recorders;
+    /** Series declared with a tenant that do not export it: the series as exported, without the label. */
+    private final Map<Series, Series> withoutTenant = new IdentityHashMap<>();
+
+    /** Without a tenant label on any series. */
+    public Recorders(List<Recorder> recorders) {
+        this(recorders, List.of());
+    }
+
+    /**
+     * @param tenantSeries names (OpenTelemetry form) of the series that export the tenant label; each must be
+     *     declared with it
+     */
+    public Recorders(List<Recorder> recorders, Collection<String> tenantSeries) {
+        this.recorders = List.copyOf(recorders);
+        checkTenantSeries(tenantSeries);
+        for (Series s : Contract.all()) {
+            int tenant = s.labels().indexOf(Label.TENANT);
+            if (tenant >= 0 && !tenantSeries.contains(s.name())) {
+                List<Label> labels = new ArrayList<>(s.labels());
+                labels.remove(tenant);
+                withoutTenant.put(s, new Series(s.name(), s.kind(), s.unit(), s.description(), labels, s.buckets(),
+                        s.prometheus(), s.otlp()));
+            }
+        }
+    }
+
+    /** Refuses a name that is not a series declared with a tenant label (a typo would silently drop the label). */
+    public static void checkTenantSeries(Collection<String> tenantSeries) {
+        TreeSet<String> unknown = new TreeSet<>(tenantSeries);
+        TreeSet<String> allowed = new TreeSet<>();
+        for (Series s : Contract.all()) {
+            if (s.labels().contains(Label.TENANT)) {
+                allowed.add(s.name());
+                unknown.remove(s.name());
+            }
+        }
+        if (!unknown.isEmpty()) {
+            throw new IllegalArgumentException("sidecar.tenants.series: " + unknown + " cannot carry a tenant label; "
+                    + "these can: " + allowed);
+        }
+    }
+
+    /** Whether {@code series} exports its tenant label (false also when it has none). */
+    public boolean exportsTenant(Series series) {
+        return series.labels().contains(Label.TENANT) && !withoutTenant.containsKey(series);
+    }
+
+    /** The series as a backend exports it (without its tenant label where that is not chosen). */
+    private Series exported(Series series) {
+        Series exported = withoutTenant.get(series);
+        return exported == null ? series : exported;
+    }
+
+    /** The values in the order of the series as exported: checked against the declared labels, tenant dropped. */
+    private Object[] positional(Series series, LabelValues values) {
+        Object[] ordered = values.inOrderOf(series);
+        return withoutTenant.containsKey(series) ? dropTenant(series, ordered) : ordered;
+    }
+
+    private static Object[] dropTenant(Series series, Object[] values) {
+        int tenant = series.labels().indexOf(Label.TENANT);
+        Object[] kept = new Object[values.length - 1];
+        System.arraycopy(values, 0, kept, 0, tenant);
+        System.arraycopy(values, tenant + 1, kept, tenant, values.length - tenant - 1);
+        return kept;
+    }
+
+    public static Recorders of(Recorder... recorders) {
+        return new Recorders(List.of(recorders));
+    }
+
+    /** Prometheus only, with the default buckets (tests, and parts that export no histogram). */
+    public static Recorders prometheus(io.micrometer.core.instrument.MeterRegistry registry) {
+        return of(new PrometheusRecorder(registry, new Buckets(Buckets.Preset.DEFAULT, List.of(), List.of(),
+                List.of())));
+    }
+
+    public List<Recorder> all() {
+        return recorders;
+    }
+
+    /** A handle for values recorded as they happen (bind once, record many: chunk gaps, write delays). */
+    public Bound live(Series series, LabelValues values) {
+        Object[] v = positional(series, values);
+        List<Bound> targets = new ArrayList<>(recorders.size());
+        for (Recorder r : recorders) {
+            if (series.when(r.backend()) == When.LIVE) {
+                targets.add(r.bind(exported(series), v));
+            }
+        }
+        return combine(targets);
+    }
+
+    /** A handle on the backends that record {@code series} when a request ends as {@code ok} says (many values). */
+    public Bound ended(Series series, boolean ok, LabelValues values) {
+        Object[] v = positional(series, values);
+        List<Bound> targets = new ArrayList<>(recorders.size());
+        for (Recorder r : recorders) {
+            When when = series.when(r.backend());
+            if (when == When.END || (when == When.END_OK && ok)) {
+                targets.add(r.bind(exported(series), v));
+            }
+        }
+        return combine(targets);
+    }
+
+    /** Records one value when a request has finished; {@code ok}: it succeeded. */
+    public void end(Series series, boolean ok, double value, LabelValues values) {
+        ended(series, ok, values).record(value);
+    }
+
+    /** A handle on every backend that has the series, whatever its timing (counters bound once and kept). */
+    public Bound bound(Series series, LabelValues values) {
+        Object[] v = positional(series, values);
+        List<Bound> targets = new ArrayList<>(recorders.size());
+        for (Recorder r : recorders) {
+            if (series.on(r.backend())) {
+                targets.add(r.bind(exported(series), v));
+            }
+        }
+        return combine(targets);
+    }
+
+    /** A handle on a series without labels, on every backend that has it. */
+    public Bound bound(Series series) {
+        return bound(series, LabelValues.NONE);
+    }
+
+    /** Records one value of a series that is not about a request (a proxy event), on every backend that has it. */
+    public void count(Series series, double value, LabelValues values) {
+        bound(series, values).record(value);
+    }
+
+    /** Exports a counter with these label values at 0 from the start (a dashboard shows 0, not "No data"). */
+    public void touch(Series series, LabelValues values) {
+        if (series.kind() != Series.Kind.COUNTER) {
+            throw new IllegalArgumentException(series + ": only counters start at 0");
+        }
+        bound(series, values).record(0);
+    }
+
+    /** A gauge (or an externally kept counter) on every backend that has the series. */
+    public void observe(Series series, DoubleSupplier value, LabelValues values) {
+        Object[] v = positional(series, values);
+        for (Recorder r : recorders) {
+            if (series.on(r.backend())) {
+                r.observe(exported(series), value, v);
+            }
+        }
+    }
+
+    /** A gauge without labels on every backend that has the series. */
+    public void observe(Series series, DoubleSupplier value) {
+        observe(series, value, LabelValues.NONE);
+    }
+
+    /** A histogram someone else aggregates (the engine's own phases), read at collection time, on every backend. */
+    public void observeHistogram(Series series, java.util.function.Supplier<CumulativeHistogram> value,
+            LabelValues values) {
+        Object[] v = positional(series, values);
+        for (Recorder r : recorders) {
+            if (series.on(r.backend())) {
+                r.observeHistogram(exported(series), value, v);
+            }
+        }
+    }
+
+    private static Bound combine(List<Bound> targets) {
+        return switch (targets.size()) {
+            case 0 -> Recorder.NOTHING;
+            case 1 -> targets.get(0);
+            default -> {
+                Bound[] all = targets.toArray(Bound[]::new);
+                yield value -> {
+                    for (Bound b : all) {
+                        b.record(value);
+                    }
+                };
+            }
+        };
+    }
+}
