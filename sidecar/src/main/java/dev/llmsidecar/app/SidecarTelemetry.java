@@ -25,7 +25,7 @@ import dev.llmsidecar.otel.RequestTracing;
 import dev.llmsidecar.otel.TraceExemplars;
 import dev.llmsidecar.slo.GoodputWindows;
 import dev.llmsidecar.slo.SloPolicy;
-import io.micrometer.core.instrument.MeterRegistry;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
@@ -52,11 +52,11 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
     private final LiveHistory history;
     private volatile java.util.function.Supplier<io.vertx.core.json.JsonObject> engineView;
 
-    public SidecarTelemetry(MeterRegistry registry, SidecarConfig config, LongSupplier nanoClock) {
+    public SidecarTelemetry(PrometheusRegistry registry, SidecarConfig config, LongSupplier nanoClock) {
         this(registry, config, nanoClock, OtelPipeline.disabled());
     }
 
-    public SidecarTelemetry(MeterRegistry registry, SidecarConfig config, LongSupplier nanoClock, OtelPipeline otel) {
+    public SidecarTelemetry(PrometheusRegistry registry, SidecarConfig config, LongSupplier nanoClock, OtelPipeline otel) {
         this.otel = otel;
         this.policy = new SloPolicy(config.slo());
         SidecarConfig.Metrics m = config.metrics();

@@ -26,9 +26,9 @@ public class TelemetryProducer {
     private static final long QUEUE_SAMPLE_MILLIS = 250;
 
     /**
-     * The Prometheus registry itself, not Quarkus's composite: a composite timer walks its children (allocating an
-     * iterator) on every record, and the sidecar records on every forwarded chunk. Prometheus is the only
-     * Micrometer registry the sidecar exports to (OTLP goes through the OpenTelemetry SDK).
+     * Micrometer's Prometheus registry, for the client_java registry under it: the contract's series are collectors
+     * there, beside the JVM and process series of Quarkus's Micrometer binders (OTLP goes through the OpenTelemetry
+     * SDK).
      */
     @Inject
     PrometheusMeterRegistry registry;
@@ -46,8 +46,8 @@ public class TelemetryProducer {
 
     public synchronized SidecarTelemetry telemetry() {
         if (telemetry == null) {
-            telemetry = new SidecarTelemetry(registry, config, System::nanoTime,
-                    OtelPipeline.create(otelSettings(mpConfig), registry, OtelPipeline.Histograms.of(
+            telemetry = new SidecarTelemetry(registry.getPrometheusRegistry(), config, System::nanoTime,
+                    OtelPipeline.create(otelSettings(mpConfig), registry.getPrometheusRegistry(), OtelPipeline.Histograms.of(
                             config.metrics().otlpHistograms(), config.metrics().nativeMaxBuckets())));
         }
         return telemetry;

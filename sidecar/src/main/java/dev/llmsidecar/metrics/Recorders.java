@@ -2,7 +2,6 @@ package dev.llmsidecar.metrics;
 
 import dev.llmsidecar.metrics.Recorder.Bound;
 import dev.llmsidecar.metrics.Series.When;
-import dev.llmsidecar.metrics.prometheus.PrometheusRecorder;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.IdentityHashMap;
@@ -97,12 +96,6 @@ public final class Recorders {
 
     public static Recorders of(Recorder... recorders) {
         return new Recorders(List.of(recorders));
-    }
-
-    /** Prometheus only, with the default buckets (tests, and parts that export no histogram). */
-    public static Recorders prometheus(io.micrometer.core.instrument.MeterRegistry registry) {
-        return of(new PrometheusRecorder(registry, new Buckets(Buckets.Preset.DEFAULT, List.of(), List.of(),
-                List.of())));
     }
 
     public List<Recorder> all() {

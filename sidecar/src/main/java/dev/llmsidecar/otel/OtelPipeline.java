@@ -1,7 +1,6 @@
 package dev.llmsidecar.otel;
 
 import dev.llmsidecar.metrics.otlp.OtelHistogramProducer;
-import io.micrometer.core.instrument.MeterRegistry;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.exporter.otlp.internal.OtlpSpanExporterProvider;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
@@ -12,6 +11,7 @@ import io.opentelemetry.sdk.metrics.InstrumentSelector;
 import io.opentelemetry.sdk.metrics.InstrumentType;
 import io.opentelemetry.sdk.metrics.View;
 import io.opentelemetry.sdk.trace.SdkTracerProviderBuilder;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Locale;
@@ -54,7 +54,7 @@ public final class OtelPipeline implements AutoCloseable {
     }
 
     /** With explicit-bucket histograms. */
-    public static OtelPipeline create(Map<String, String> settings, MeterRegistry registry) {
+    public static OtelPipeline create(Map<String, String> settings, PrometheusRegistry registry) {
         return create(settings, registry, Histograms.EXPLICIT);
     }
 
@@ -82,7 +82,7 @@ public final class OtelPipeline implements AutoCloseable {
      *     properties override them)
      * @param histograms the aggregation of the sidecar's histogram instruments
      */
-    public static OtelPipeline create(Map<String, String> settings, MeterRegistry registry, Histograms histograms) {
+    public static OtelPipeline create(Map<String, String> settings, PrometheusRegistry registry, Histograms histograms) {
         Map<String, String> defaults = new HashMap<>();
         defaults.put("otel.service.name", "llm-sidecar");
         defaults.put("otel.logs.exporter", "none");

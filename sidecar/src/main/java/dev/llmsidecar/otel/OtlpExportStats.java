@@ -6,7 +6,8 @@ import dev.llmsidecar.metrics.Contract;
 import dev.llmsidecar.metrics.LabelValues;
 import dev.llmsidecar.metrics.Recorder.Bound;
 import dev.llmsidecar.metrics.Recorders;
-import io.micrometer.core.instrument.MeterRegistry;
+import dev.llmsidecar.metrics.prometheus.PrometheusRecorder;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.util.function.IntSupplier;
 
 /**
@@ -23,8 +24,8 @@ public final class OtlpExportStats {
     private final Recorders recorders;
 
     /** Prometheus only, by declaration: telemetry about losing telemetry is read where it is not lost. */
-    public OtlpExportStats(MeterRegistry registry) {
-        this.recorders = Recorders.prometheus(registry);
+    public OtlpExportStats(PrometheusRegistry registry) {
+        this.recorders = PrometheusRecorder.only(registry);
         spansExported = recorders.bound(Contract.OTLP_SPANS_EXPORTED);
         spansDroppedQueueFull = recorders.bound(Contract.OTLP_SPANS_DROPPED, LabelValues.of(REASON, "queue_full"));
         spansDroppedExportFailed = recorders.bound(Contract.OTLP_SPANS_DROPPED,

@@ -2,8 +2,9 @@ package dev.llmsidecar.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.llmsidecar.metrics.Recorders;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import dev.llmsidecar.metrics.prometheus.PrometheusRecorder;
+import dev.llmsidecar.support.Scrape;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
 import java.net.URI;
@@ -23,27 +24,27 @@ class EngineHealthTest {
         HttpServer server = vertx.createHttpServer().requestHandler(r -> r.response().setStatusCode(status.get()).end());
         int port = server.listen(0, "127.0.0.1").toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS)
                 .actualPort();
-        SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        EngineHealth health = new EngineHealth(vertx, Recorders.prometheus(registry), URI.create("http://127.0.0.1:" + port + "/health"),
+        PrometheusRegistry registry = new PrometheusRegistry();
+        EngineHealth health = new EngineHealth(vertx, PrometheusRecorder.only(registry), URI.create("http://127.0.0.1:" + port + "/health"),
                 Duration.ofMillis(50), Duration.ofMillis(500));
         try {
             health.start();
             Thread.sleep(300);
             assertThat(health.ready()).isFalse();
             assertThat(health.started()).as("loading").isFalse();
-            assertThat(registry.get("llm_sidecar.engine.started").gauge().value()).isZero();
+            assertThat(Scrape.of(registry).sum("llm_sidecar_engine_started")).isZero();
 
             status.set(200);
             waitUntil(health::ready);
             assertThat(health.started()).isTrue();
-            assertThat(registry.get("llm_sidecar.engine.ready").gauge().value()).isEqualTo(1);
+            assertThat(Scrape.of(registry).sum("llm_sidecar_engine_ready")).isEqualTo(1);
 
             // down: the port closes (connection refused)
             server.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
             waitUntil(() -> !health.ready());
             assertThat(health.started()).as("it was up: down, not loading").isTrue();
-            assertThat(registry.get("llm_sidecar.engine.ready").gauge().value()).isZero();
-            assertThat(registry.get("llm_sidecar.engine.started").gauge().value()).isEqualTo(1);
+            assertThat(Scrape.of(registry).sum("llm_sidecar_engine_ready")).isZero();
+            assertThat(Scrape.of(registry).sum("llm_sidecar_engine_started")).isEqualTo(1);
         } finally {
             health.stop();
             vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import dev.llmsidecar.engine.ExpositionParser.Sample;
-import dev.llmsidecar.metrics.Recorders;
+import dev.llmsidecar.metrics.prometheus.PrometheusRecorder;
 import dev.llmsidecar.support.Waits;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -246,11 +246,11 @@ class EngineMetricsScraperTest {
 
     @Test
     void rejectsAnUnusableConfiguration() {
-        assertThatThrownBy(() -> new EngineMetricsScraper(vertx, Recorders.prometheus(registry), URI.create("/metrics"), INTERVAL, TIMEOUT))
+        assertThatThrownBy(() -> new EngineMetricsScraper(vertx, PrometheusRecorder.only(registry.getPrometheusRegistry()), URI.create("/metrics"), INTERVAL, TIMEOUT))
                 .isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new EngineMetricsScraper(vertx, Recorders.prometheus(registry), URI.create("ftp://h/metrics"), INTERVAL,
+        assertThatThrownBy(() -> new EngineMetricsScraper(vertx, PrometheusRecorder.only(registry.getPrometheusRegistry()), URI.create("ftp://h/metrics"), INTERVAL,
                 TIMEOUT)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new EngineMetricsScraper(vertx, Recorders.prometheus(registry), url(), Duration.ZERO, TIMEOUT))
+        assertThatThrownBy(() -> new EngineMetricsScraper(vertx, PrometheusRecorder.only(registry.getPrometheusRegistry()), url(), Duration.ZERO, TIMEOUT))
                 .isInstanceOf(IllegalArgumentException.class);
     }
 
@@ -264,7 +264,7 @@ class EngineMetricsScraperTest {
     }
 
     private void start(Duration timeout) {
-        scraper = new EngineMetricsScraper(vertx, Recorders.prometheus(registry), url(), INTERVAL, timeout);
+        scraper = new EngineMetricsScraper(vertx, PrometheusRecorder.only(registry.getPrometheusRegistry()), url(), INTERVAL, timeout);
         await(scraper.start());
     }
 

@@ -16,7 +16,6 @@ import dev.llmsidecar.otel.OtelPipeline;
 import dev.llmsidecar.support.CollectingMetricReader;
 import dev.llmsidecar.support.Waits;
 import dev.llmsidecar.testkit.OtlpReceiver;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.opentelemetry.api.common.AttributeKey;
@@ -87,7 +86,7 @@ class EnginePhaseExportTest {
     @Test
     void prometheusGetsAClassicHistogramWithTheEnginesBounds() {
         serve(EngineSamples.text("vllm.txt"));
-        start(Recorders.of(new PrometheusRecorder(registry, buckets)));
+        start(Recorders.of(new PrometheusRecorder(registry.getPrometheusRegistry(), buckets)));
         eventually("phases exported", () -> registry.scrape().contains(PHASE + "_count"));
 
         String text = registry.scrape();
@@ -127,7 +126,7 @@ class EnginePhaseExportTest {
     @Test
     void enginesWithoutAPhaseHaveNoLinesForIt() {
         serve(EngineSamples.text("tgi.txt"));
-        start(Recorders.of(new PrometheusRecorder(registry, buckets)));
+        start(Recorders.of(new PrometheusRecorder(registry.getPrometheusRegistry(), buckets)));
         eventually("phases exported", () -> registry.scrape().contains(PHASE + "_count"));
         List<Sample> samples = ExpositionParser.parse(registry.scrape()).samples();
         assertThat(samples.stream().filter(s -> s.name().equals(PHASE + "_count")).map(s -> s.labels().get("phase")))
@@ -166,7 +165,7 @@ class EnginePhaseExportTest {
     void aFailedScrapeTakesThePhasesOutOfBothBackendsAndARestartStartsTheOtlpSeriesAnew() throws Exception {
         String vllm = EngineSamples.text("vllm.txt");
         serve(vllm);
-        start(Recorders.of(new PrometheusRecorder(registry, buckets),
+        start(Recorders.of(new PrometheusRecorder(registry.getPrometheusRegistry(), buckets),
                 new OtelRecorder(provider.get("test"), buckets, produced)));
         eventually("phases exported", () -> registry.scrape().contains(PHASE + "_count"));
         long start = point(phaseMetric(reader.collect()), "queue").getStartEpochNanos();
@@ -211,7 +210,7 @@ class EnginePhaseExportTest {
         OtlpReceiver receiver = new OtlpReceiver(otlpVertx);
         try (receiver; OtelPipeline otel = OtelPipeline.create(Map.of("otel.exporter.otlp.endpoint",
                 receiver.endpoint(), "otel.exporter.otlp.protocol", "http/protobuf", "otel.traces.exporter", "none",
-                "otel.metric.export.interval", "200"), new SimpleMeterRegistry())) {
+                "otel.metric.export.interval", "200"), new io.prometheus.metrics.model.registry.PrometheusRegistry())) {
             assertThat(otel.enabled()).isTrue();
             serve(EngineSamples.text("tgi.txt"));
             start(Recorders.of(new OtelRecorder(otel.openTelemetry().getMeter(OtelPipeline.METER_NAME), buckets,
@@ -235,17 +234,6 @@ class EnginePhaseExportTest {
         } finally {
             await(otlpVertx.close());
         }
-    }
-
-    @Test
-    void aRegistryOtherThanPrometheusSkipsThePhasesAndKeepsTheRest() {
-        SimpleMeterRegistry simple = new SimpleMeterRegistry();
-        serve(EngineSamples.text("vllm.txt"));
-        start(Recorders.of(new PrometheusRecorder(simple, buckets)));
-        eventually("engine up", () -> scraper.up());
-        assertThat(simple.find(Contract.ENGINE_PROMPT_TOKENS.name()).functionCounter().count())
-                .isEqualTo(2_672_667.0);
-        assertThat(simple.find(Contract.ENGINE_PHASE.name()).meters()).isEmpty();
     }
 
     private void serve(String body) {

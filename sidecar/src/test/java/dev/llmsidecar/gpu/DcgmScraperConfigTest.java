@@ -10,6 +10,8 @@ import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.gpu.DcgmScraper;
 import dev.llmsidecar.gpu.GpuReading;
 import dev.llmsidecar.metrics.Recorders;
+import dev.llmsidecar.metrics.prometheus.PrometheusRecorder;
+import dev.llmsidecar.support.Scrape;
 import dev.llmsidecar.support.TestConfigs;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -78,14 +80,13 @@ class DcgmScraperConfigTest {
     void withoutPodOrHostnameNoGpuIsSelected() {
         String url = exporter();
         start(Map.of("sidecar.gpu.dcgm-url", url), Map.of());
-        eventually(() -> registry.find("llm_sidecar.gpu.scrapes").tag("result", "ok").counter() != null
-                && registry.find("llm_sidecar.gpu.scrapes").tag("result", "ok").counter().count() >= 1);
+        eventually(() -> Scrape.value(registry.getPrometheusRegistry(), "llm_sidecar_gpu_scrapes", "result", "ok") >= 1);
         assertThat(scraper.up()).isFalse();
         assertThat(scraper.latest()).isEmpty();
     }
 
     private void start(Map<String, String> properties, Map<String, String> env) {
-        scraper = DcgmScraper.configured(vertx, () -> Recorders.prometheus(registry), config(properties).gpu(),
+        scraper = DcgmScraper.configured(vertx, () -> PrometheusRecorder.only(registry.getPrometheusRegistry()), config(properties).gpu(),
                 env::get);
         assertThat(scraper).isNotNull();
         DcgmScraperTest.await(scraper.start());

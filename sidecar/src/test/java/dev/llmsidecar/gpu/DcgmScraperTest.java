@@ -11,6 +11,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.llmsidecar.engine.ExpositionParser.Sample;
 import dev.llmsidecar.engine.ExpositionParser;
 import dev.llmsidecar.metrics.Recorders;
+import dev.llmsidecar.metrics.prometheus.PrometheusRecorder;
 import dev.llmsidecar.support.Waits;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -244,7 +245,7 @@ class DcgmScraperTest {
 
     @Test
     void rejectsAnUnusableConfiguration() {
-        Recorders recorders = Recorders.prometheus(registry);
+        Recorders recorders = PrometheusRecorder.only(registry.getPrometheusRegistry());
         DcgmNormaliser n = new DcgmNormaliser(POD);
         assertThatThrownBy(() -> new DcgmScraper(vertx, recorders, URI.create("/metrics"), n, INTERVAL, TIMEOUT))
                 .isInstanceOf(IllegalArgumentException.class);
@@ -264,7 +265,7 @@ class DcgmScraperTest {
     }
 
     private void start(String pod, Duration timeout) {
-        scraper = new DcgmScraper(vertx, Recorders.prometheus(registry), url(), new DcgmNormaliser(pod), INTERVAL,
+        scraper = new DcgmScraper(vertx, PrometheusRecorder.only(registry.getPrometheusRegistry()), url(), new DcgmNormaliser(pod), INTERVAL,
                 timeout);
         await(scraper.start());
     }

@@ -33,7 +33,7 @@ class LiveStatsTest {
     static final LlmOperation EMBEDDINGS = ROUTES.match("POST", "/v1/embeddings");
 
     final AtomicLong clock = new AtomicLong(5_000 * 1_000_000_000L);
-    final SidecarTelemetry telemetry = new SidecarTelemetry(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT),
+    final SidecarTelemetry telemetry = new SidecarTelemetry(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT).getPrometheusRegistry(),
             TestConfigs.sidecar("http://127.0.0.1:1", Map.of(
                     "sidecar.slo.classes", "default,batch",
                     "sidecar.slo.objectives.interactive.slo-class", "default",

@@ -2,7 +2,7 @@ package dev.llmsidecar.measure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.llmsidecar.metrics.Recorders;
+import dev.llmsidecar.metrics.prometheus.PrometheusRecorder;
 import dev.llmsidecar.support.Scrape;
 import dev.llmsidecar.support.TestConfigs;
 import dev.llmsidecar.timeline.Outcome;
@@ -20,7 +20,7 @@ class LlmMetricsFormatTest {
     @Test
     void firstReasoningAndFirstAnswerAreRecordedLiveAndUndecodableIsCountedByFormat() {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        LlmMetrics metrics = new LlmMetrics(Recorders.prometheus(registry),
+        LlmMetrics metrics = new LlmMetrics(PrometheusRecorder.only(registry.getPrometheusRegistry()),
                 TestConfigs.sidecar("http://127.0.0.1:1", Map.of()).metrics(), LlmMetrics.Upstream.NONE);
 
         RequestTimeline.LiveListener live = metrics.requestStarted("m", "", "chat", null, true);

@@ -38,7 +38,7 @@ class MetricDefinitionsTest {
     final CollectingMetricReader otlp = new CollectingMetricReader();
     final SdkMeterProvider provider = SdkMeterProvider.builder().registerMetricReader(otlp).build();
     final Buckets buckets = new Buckets(Buckets.Preset.DEFAULT, List.of(), List.of(), List.of());
-    final LlmMetrics metrics = new LlmMetrics(Recorders.of(new PrometheusRecorder(registry, buckets),
+    final LlmMetrics metrics = new LlmMetrics(Recorders.of(new PrometheusRecorder(registry.getPrometheusRegistry(), buckets),
             new OtelRecorder(provider.get("test"), buckets)),
             TestConfigs.sidecar("http://127.0.0.1:1", Map.of()).metrics(), LlmMetrics.Upstream.NONE);
 

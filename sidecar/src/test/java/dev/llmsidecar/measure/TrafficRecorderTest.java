@@ -35,7 +35,7 @@ class TrafficRecorderTest {
     final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
 
     TrafficObserver traffic(Map<String, String> config) {
-        return new SidecarTelemetry(registry, TestConfigs.sidecar("http://127.0.0.1:1", config), System::nanoTime)
+        return new SidecarTelemetry(registry.getPrometheusRegistry(), TestConfigs.sidecar("http://127.0.0.1:1", config), System::nanoTime)
                 .traffic();
     }
 

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
-import dev.llmsidecar.metrics.Recorders;
+import dev.llmsidecar.metrics.prometheus.PrometheusRecorder;
 import dev.llmsidecar.slo.SloVerdict;
 import dev.llmsidecar.support.Scrape;
 import dev.llmsidecar.support.TestConfigs;
@@ -34,7 +34,7 @@ class WorkMetricsTest {
     final AtomicLong clock = new AtomicLong(1000 * 50_000 * MS);
 
     WorkMetrics work(Map<String, String> config) {
-        return new WorkMetrics(Recorders.prometheus(registry),
+        return new WorkMetrics(PrometheusRecorder.only(registry.getPrometheusRegistry()),
                 TestConfigs.sidecar("http://127.0.0.1:1", config).cost(), clock::get);
     }
 

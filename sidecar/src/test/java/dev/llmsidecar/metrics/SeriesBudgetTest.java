@@ -115,7 +115,7 @@ public class SeriesBudgetTest {
                 "sidecar.slo.objectives.interactive.itl", "PT0.1S"));
         SloPolicy policy = new SloPolicy(config.slo());
         Buckets buckets = new Buckets(preset, List.of(), List.of(), policy.thresholdsSeconds());
-        Recorders recorders = new Recorders(List.of(new PrometheusRecorder(registry, buckets, histograms)),
+        Recorders recorders = new Recorders(List.of(new PrometheusRecorder(registry.getPrometheusRegistry(), buckets, histograms)),
                 tenantSeries);
         run(recorders, config, policy);
         return recorders;

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 import dev.llmsidecar.engine.EngineMetricsScraper;
-import dev.llmsidecar.metrics.Recorders;
 import dev.llmsidecar.metrics.prometheus.MetricsScrape;
+import dev.llmsidecar.metrics.prometheus.PrometheusRecorder;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
@@ -44,7 +44,7 @@ class EnginePhasesPromQlTest {
             HttpServer engine = await(vertx.createHttpServer(new HttpServerOptions().setHost("127.0.0.1").setPort(0))
                     .requestHandler(req -> req.response().end(vllmQueue((System.nanoTime() - t0) / 20_000_000L)))
                     .listen());
-            scraper = new EngineMetricsScraper(vertx, Recorders.prometheus(registry),
+            scraper = new EngineMetricsScraper(vertx, PrometheusRecorder.only(registry.getPrometheusRegistry()),
                     URI.create("http://127.0.0.1:" + engine.actualPort() + "/metrics"), Duration.ofMillis(200),
                     Duration.ofSeconds(2));
             await(scraper.start());

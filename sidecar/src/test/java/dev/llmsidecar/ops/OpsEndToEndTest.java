@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.llmsidecar.engine.EngineHealth;
 import dev.llmsidecar.engine.EngineMetricsScraper;
-import dev.llmsidecar.metrics.Recorders;
 import dev.llmsidecar.metrics.prometheus.MetricsScrape;
+import dev.llmsidecar.metrics.prometheus.PrometheusRecorder;
 import dev.llmsidecar.sim.EngineBehaviour;
 import dev.llmsidecar.support.ProxyFixture;
 import dev.llmsidecar.testkit.OtlpReceiver;
@@ -134,11 +134,11 @@ class OpsEndToEndTest {
             new JvmThreadMetrics().bindTo(f.registry);
             new ProcessorMetrics().bindTo(f.registry);
             new FileDescriptorMetrics().bindTo(f.registry);
-            EngineMetricsScraper scraper = new EngineMetricsScraper(f.vertx, Recorders.prometheus(f.registry),
+            EngineMetricsScraper scraper = new EngineMetricsScraper(f.vertx, PrometheusRecorder.only(f.registry.getPrometheusRegistry()),
                     URI.create("http://127.0.0.1:" + f.enginePort + "/metrics"), Duration.ofSeconds(1),
                     Duration.ofSeconds(1));
             ProxyFixture.await(scraper.start());
-            EngineHealth health = new EngineHealth(f.vertx, Recorders.prometheus(f.registry),
+            EngineHealth health = new EngineHealth(f.vertx, PrometheusRecorder.only(f.registry.getPrometheusRegistry()),
                     URI.create("http://127.0.0.1:" + f.enginePort + "/health"), Duration.ofSeconds(1),
                     Duration.ofSeconds(1));
             health.start();
@@ -147,7 +147,7 @@ class OpsEndToEndTest {
             HttpServer dcgmServer = ProxyFixture.await(f.vertx.createHttpServer()
                     .requestHandler(r -> r.response().end(dcgm)).listen(0, "127.0.0.1"));
             dev.llmsidecar.gpu.DcgmScraper gpus = new dev.llmsidecar.gpu.DcgmScraper(f.vertx,
-                    Recorders.prometheus(f.registry),
+                    PrometheusRecorder.only(f.registry.getPrometheusRegistry()),
                     URI.create("http://127.0.0.1:" + dcgmServer.actualPort() + "/metrics"),
                     new dev.llmsidecar.gpu.DcgmNormaliser("vllm-llama-70b-6d5f7c9b8-x2kqp"), Duration.ofSeconds(1),
                     Duration.ofSeconds(1));

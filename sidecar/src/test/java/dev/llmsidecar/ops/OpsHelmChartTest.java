@@ -446,7 +446,7 @@ class OpsHelmChartTest {
         props.forEach((k, v) -> config.put(k.toString(), v.toString()));
         String upstream = config.remove("sidecar.upstream.url");
         var sidecar = dev.llmsidecar.support.TestConfigs.sidecar(upstream, config);
-        new dev.llmsidecar.app.SidecarTelemetry(new io.micrometer.prometheusmetrics.PrometheusMeterRegistry(
-                io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT), sidecar, System::nanoTime).close();
+        new dev.llmsidecar.app.SidecarTelemetry(new io.prometheus.metrics.model.registry.PrometheusRegistry(), sidecar,
+                System::nanoTime).close();
     }
 }

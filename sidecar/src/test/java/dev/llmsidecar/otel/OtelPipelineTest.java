@@ -2,7 +2,7 @@ package dev.llmsidecar.otel;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import dev.llmsidecar.support.Scrape;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -10,7 +10,7 @@ class OtelPipelineTest {
 
     @Test
     void offWithoutAnEndpoint() {
-        try (OtelPipeline p = OtelPipeline.create(Map.of(), new SimpleMeterRegistry())) {
+        try (OtelPipeline p = OtelPipeline.create(Map.of(), new io.prometheus.metrics.model.registry.PrometheusRegistry())) {
             assertThat(p.enabled()).isFalse();
             assertThat(RequestTracing.of(p, "openai").enabled()).isFalse();
         }
@@ -18,18 +18,18 @@ class OtelPipelineTest {
 
     @Test
     void onWithAnEndpointOrWhenExplicitlyEnabled() {
-        var registry = new SimpleMeterRegistry();
+        var registry = new io.prometheus.metrics.model.registry.PrometheusRegistry();
         try (OtelPipeline p = OtelPipeline.create(Map.of("otel.exporter.otlp.endpoint", "http://127.0.0.1:1",
                 "otel.metrics.exporter", "none"), registry)) {
             assertThat(p.enabled()).isTrue();
-            assertThat(registry.find("llm_sidecar.otlp.span_queue_capacity").gauge().value()).isEqualTo(2048);
+            assertThat(Scrape.of(registry).sum("llm_sidecar_otlp_span_queue_capacity")).isEqualTo(2048);
         }
         try (OtelPipeline p = OtelPipeline.create(Map.of("otel.sdk.disabled", "false", "otel.traces.exporter", "none",
-                "otel.metrics.exporter", "none"), new SimpleMeterRegistry())) {
+                "otel.metrics.exporter", "none"), new io.prometheus.metrics.model.registry.PrometheusRegistry())) {
             assertThat(p.enabled()).isTrue();
         }
         try (OtelPipeline p = OtelPipeline.create(Map.of("otel.sdk.disabled", "true",
-                "otel.exporter.otlp.endpoint", "http://127.0.0.1:1"), new SimpleMeterRegistry())) {
+                "otel.exporter.otlp.endpoint", "http://127.0.0.1:1"), new io.prometheus.metrics.model.registry.PrometheusRegistry())) {
             assertThat(p.enabled()).isFalse();
         }
     }
@@ -37,7 +37,7 @@ class OtelPipelineTest {
     @Test
     void aConfigurationTheSdkRejectsTurnsOtlpOffInsteadOfFailing() {
         try (OtelPipeline p = OtelPipeline.create(Map.of("otel.exporter.otlp.endpoint", "http://127.0.0.1:1",
-                "otel.metrics.exporter", "no-such-exporter"), new SimpleMeterRegistry())) {
+                "otel.metrics.exporter", "no-such-exporter"), new io.prometheus.metrics.model.registry.PrometheusRegistry())) {
             assertThat(p.enabled()).isFalse();
         }
     }

@@ -329,7 +329,7 @@ class ByteExactMatrixTest {
 
     /** Read off the registry, not a scrape: a scrape of 270 models' histograms per request is what would be slow. */
     static double injectedSoFar(ProxyFixture f) {
-        return f.registry.get("llm_sidecar.usage_injected").counter().count();
+        return Scrape.value(f.registry.getPrometheusRegistry(), "llm_sidecar_usage_injected");
     }
 
     static void assertSame(Combo c, Asked asked, Raw direct, Raw proxied, boolean reframed) {

@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.llmsidecar.metrics.Contract;
-import dev.llmsidecar.metrics.Recorders;
+import dev.llmsidecar.metrics.prometheus.PrometheusRecorder;
 import dev.llmsidecar.scrape.ScrapeLoop.Outcome;
+import dev.llmsidecar.support.Scrape;
 import dev.llmsidecar.support.Waits;
-import io.micrometer.core.instrument.Counter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.vertx.core.Future;
@@ -178,7 +178,7 @@ class ScrapeLoopTest {
     }
 
     private ScrapeLoop loop(Duration interval, Duration timeout, int maxBodyBytes) {
-        loop = new ScrapeLoop(vertx, Recorders.prometheus(registry), target(url(), interval, timeout, maxBodyBytes),
+        loop = new ScrapeLoop(vertx, PrometheusRecorder.only(registry.getPrometheusRegistry()), target(url(), interval, timeout, maxBodyBytes),
                 body -> {
                     bodies.add(body);
                     return body.equals("garbage") ? Outcome.UNPARSEABLE : Outcome.OK;
@@ -197,8 +197,8 @@ class ScrapeLoopTest {
 
     private double count(Outcome outcome) {
         String result = outcome.name().toLowerCase(Locale.ROOT);
-        Counter c = registry.find("llm_sidecar.gpu.scrapes").tag("result", result).counter();
-        return c == null ? Double.NaN : c.count();
+        return Scrape.has(registry.getPrometheusRegistry(), "llm_sidecar_gpu_scrapes", "result", result)
+                ? Scrape.value(registry.getPrometheusRegistry(), "llm_sidecar_gpu_scrapes", "result", result) : Double.NaN;
     }
 
     private void eventually(String what, BooleanSupplier condition) {

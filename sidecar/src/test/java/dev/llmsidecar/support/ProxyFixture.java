@@ -76,8 +76,8 @@ public final class ProxyFixture implements AutoCloseable {
         enginePort = await(engine.start("127.0.0.1", 0));
         SidecarConfig sidecar = TestConfigs.sidecar(
                 upstreamOverride != null ? upstreamOverride : "http://127.0.0.1:" + enginePort, config);
-        telemetry = new SidecarTelemetry(registry, sidecar, System::nanoTime,
-                otelSettings == null ? OtelPipeline.disabled() : OtelPipeline.create(otelSettings, registry,
+        telemetry = new SidecarTelemetry(registry.getPrometheusRegistry(), sidecar, System::nanoTime,
+                otelSettings == null ? OtelPipeline.disabled() : OtelPipeline.create(otelSettings, registry.getPrometheusRegistry(),
                         OtelPipeline.Histograms.of(sidecar.metrics().otlpHistograms(),
                                 sidecar.metrics().nativeMaxBuckets())));
         // the proxy on the event loops of the fixture's Vert.x, as the application runs it on the application's

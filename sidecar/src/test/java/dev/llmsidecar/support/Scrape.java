@@ -1,5 +1,11 @@
 package dev.llmsidecar.support;
 
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.prometheus.metrics.model.snapshots.CounterSnapshot;
+import io.prometheus.metrics.model.snapshots.DataPointSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
+import io.prometheus.metrics.model.snapshots.MetricSnapshot;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -45,6 +51,57 @@ public final class Scrape {
             }
             samples.add(new Sample(name, labels, Double.parseDouble(line.substring(space + 1))));
         }
+    }
+
+    /** The registry as Prometheus scrapes it (text format 0.0.4). */
+    public static Scrape of(PrometheusRegistry registry) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        try {
+            PrometheusTextFormatWriter.create().write(out, registry.scrape());
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return new Scrape(out.toString(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    /**
+     * The sum of the counter or gauge points of one family (client_java's name: a counter without {@code _total}) whose
+     * labels include {@code labelPairs}, read off the registry without rendering the rest: what a test that asks after
+     * every request can afford.
+     */
+    public static double value(PrometheusRegistry registry, String family, String... labelPairs) {
+        double total = 0;
+        for (MetricSnapshot snapshot : registry.scrape(family::equals)) {
+            for (DataPointSnapshot point : snapshot.getDataPoints()) {
+                Map<String, String> labels = new LinkedHashMap<>();
+                point.getLabels().forEach(l -> labels.put(l.getName(), l.getValue()));
+                if (!matches(labels, labelPairs)) {
+                    continue;
+                }
+                if (point instanceof CounterSnapshot.CounterDataPointSnapshot c) {
+                    total += c.getValue();
+                } else if (point instanceof GaugeSnapshot.GaugeDataPointSnapshot g) {
+                    total += g.getValue();
+                } else {
+                    throw new IllegalArgumentException(family + " is neither a counter nor a gauge");
+                }
+            }
+        }
+        return total;
+    }
+
+    /** Whether the family has a point whose labels include {@code labelPairs}. */
+    public static boolean has(PrometheusRegistry registry, String family, String... labelPairs) {
+        for (MetricSnapshot snapshot : registry.scrape(family::equals)) {
+            for (DataPointSnapshot point : snapshot.getDataPoints()) {
+                Map<String, String> labels = new LinkedHashMap<>();
+                point.getLabels().forEach(l -> labels.put(l.getName(), l.getValue()));
+                if (matches(labels, labelPairs)) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     public String text() {

@@ -67,7 +67,7 @@ public class HistogramRecordBench {
                 new io.micrometer.prometheusmetrics.PrometheusMeterRegistry(
                         io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT);
         ExemplarSource exemplars = tracing ? TraceExemplars.CURRENT_SPAN : ExemplarSource.NONE;
-        Recorders recorders = Recorders.of(new PrometheusRecorder(registry, buckets,
+        Recorders recorders = Recorders.of(new PrometheusRecorder(registry.getPrometheusRegistry(), buckets,
                 new PrometheusRecorder.Histograms(HistogramMode.of(mode), 160, exemplars)));
         chunkGap = recorders.live(Contract.CHUNK_GAP, LabelValues.of(MODEL, "m").and(OPERATION, "chat")
                 .and(STREAMING, "true").and(PROVIDER, null).and(SERVER_ADDRESS, null).and(SERVER_PORT, null));

@@ -3,7 +3,6 @@ package dev.llmsidecar.metrics.prometheus;
 import io.prometheus.metrics.expositionformats.ExpositionFormatWriter;
 import io.prometheus.metrics.expositionformats.ExpositionFormats;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
-import io.quarkus.runtime.annotations.RegisterForReflection;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -13,11 +12,9 @@ import java.io.UncheckedIOException;
  * it: Prometheus with native histograms on asks for protobuf first (the only format that carries them), then
  * OpenMetrics (with the trace-id exemplars); a client that asks for nothing in particular gets the 0.0.4 text format.
  *
- * <p>client_java finds its protobuf writer by name ({@code PrometheusProtobufWriter} loads {@code ...internal.
- * PrometheusProtobufWriterImpl} with {@code Class.forName} and its constructor by reflection), so a native image
- * needs that class registered, or protobuf would silently be missing (docs/native.md).
+ * <p>client_java finds its protobuf writer by name, so a native image needs it registered for reflection
+ * ({@code app/NativeImageRegistrations}, docs/native.md).
  */
-@RegisterForReflection(classNames = "io.prometheus.metrics.expositionformats.internal.PrometheusProtobufWriterImpl")
 public final class MetricsScrape {
 
     private final ExpositionFormats formats = ExpositionFormats.init();
