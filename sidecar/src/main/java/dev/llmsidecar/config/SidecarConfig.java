@@ -58,11 +58,13 @@ public interface SidecarConfig {
         Duration idleTimeout();
 
         /**
-         * How long an idle pooled upstream connection is kept for reuse (rounded down to whole seconds, at least 1;
-         * PT0S: no reuse). It must be
-         * shorter than the engine's own keep-alive timeout: an engine that closes an idle connection just as the
-         * sidecar reuses it fails that request with a 502, and a POST is not retried (it may have started a
-         * generation). 4 s is below uvicorn's 5 s default (vLLM, SGLang) and llama.cpp's 5 s.
+         * How long an idle pooled upstream connection is kept for reuse, to the nanosecond (PT0S: no reuse, a
+         * connection per request). A connection idle this long or longer is closed when it is next taken from the pool
+         * (another is taken instead), and by a background sweep. It must be shorter than the engine's own keep-alive
+         * timeout. Should the engine still close a reused connection before a single response byte (it never read
+         * the request), the request, whatever its method, is sent once more on a new connection if the sidecar holds
+         * its whole body (an inspected LLM body, or none); never after a response byte, never twice. One whose body
+         * was streamed through gets a 502. 4 s is below uvicorn's 5 s default (vLLM, SGLang) and llama.cpp's 5 s.
          */
         @WithDefault("PT4S")
         Duration keepAliveTimeout();
@@ -98,8 +100,11 @@ public interface SidecarConfig {
         int maxInspectedBodyBytes();
 
         /**
-         * Largest single SSE event held back while deciding whether it is the injected usage chunk
-         * (only in injection mode). A larger event disables stripping for that stream and is forwarded.
+         * Largest SSE event decoded (for timing and tokens, in every SSE format); a larger one is forwarded as it
+         * comes, not decoded. With include_usage turned on by the sidecar, an incomplete event up to this size is held
+         * until it ends, because it may be the usage-only chunk (removed whole). A larger event cannot be one: it
+         * streams on, and usage members in it are still removed, read by the usage-member finder as the event passes
+         * (only the few bytes of a member name still being read wait).
          */
         @WithDefault("1048576")
         int maxHeldEventBytes();
