@@ -1,8 +1,10 @@
 package dev.llmsidecar.app;
 
 import dev.llmsidecar.config.SidecarConfig;
+import dev.llmsidecar.includeusage.IncludeUsage;
 import dev.llmsidecar.observe.TrafficObserver;
 import dev.llmsidecar.proxy.ProxyServer;
+import dev.llmsidecar.rewrite.Rewriter;
 import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.ShutdownDelayInitiatedEvent;
 import io.quarkus.runtime.ShutdownEvent;
@@ -53,7 +55,9 @@ public class ProxyLifecycle {
                 bytes(settings, "quarkus.http.limits.max-initial-line-length", 4096),
                 bytes(settings, "quarkus.http.limits.max-header-size", 20 * 1024),
                 settings.getOptionalValue("quarkus.http.idle-timeout", Duration.class).orElse(Duration.ofMinutes(30)));
-        server = new ProxyServer(vertx.nettyEventLoopGroup(), config, traffic, limits);
+        // the rewriting features behind the proxy's one hook: include_usage
+        Rewriter rewriter = new IncludeUsage(config.llm().injectIncludeUsage(), traffic);
+        server = new ProxyServer(vertx.nettyEventLoopGroup(), config, traffic, rewriter, limits);
         port = server.start(host, wanted);
         LOG.infof("llm-sidecar proxy listening on http://%s:%d (upstream %s)", host, port, config.upstream().url());
         grace = settings.getOptionalValue("quarkus.shutdown.timeout", Duration.class).orElse(Duration.ZERO);

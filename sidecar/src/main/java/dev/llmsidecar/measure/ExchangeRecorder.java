@@ -113,9 +113,9 @@ final class ExchangeRecorder implements ExchangeObserver {
             implements RequestTimeline.LiveListener {
 
         @Override
-        public void onFirstChunk(long ttfcNanos) {
+        public void onFirstResponseChunk(long firstResponseChunkNanos) {
             try (Scope scope = span.makeCurrent()) {
-                delegate.onFirstChunk(ttfcNanos);
+                delegate.onFirstResponseChunk(firstResponseChunkNanos);
             }
         }
 

@@ -1,6 +1,5 @@
 package dev.llmsidecar.measure;
 
-import static dev.llmsidecar.metrics.Contract.BODY_NOT_INSPECTED;
 import static dev.llmsidecar.metrics.Contract.CHUNK_GAP;
 import static dev.llmsidecar.metrics.Contract.CHUNK_WRITE_DELAY;
 import static dev.llmsidecar.metrics.Contract.FINISH_REASONS;
@@ -10,7 +9,7 @@ import static dev.llmsidecar.metrics.Contract.HTTP_REQUESTS;
 import static dev.llmsidecar.metrics.Contract.IN_FLIGHT;
 import static dev.llmsidecar.metrics.Contract.IN_FLIGHT_MAX;
 import static dev.llmsidecar.metrics.Contract.REQUEST_DURATION;
-import static dev.llmsidecar.metrics.Contract.TIME_TO_FIRST_CHUNK;
+import static dev.llmsidecar.metrics.Contract.TIME_TO_FIRST_CONTENT_CHUNK;
 import static dev.llmsidecar.metrics.Contract.TIME_TO_FIRST_RESPONSE_CHUNK;
 import static dev.llmsidecar.metrics.Contract.TOKENS;
 import static dev.llmsidecar.metrics.Contract.TOKEN_SOURCE;
@@ -28,7 +27,6 @@ import static dev.llmsidecar.metrics.Label.MODEL;
 import static dev.llmsidecar.metrics.Label.OPERATION;
 import static dev.llmsidecar.metrics.Label.OUTCOME;
 import static dev.llmsidecar.metrics.Label.PROVIDER;
-import static dev.llmsidecar.metrics.Label.REASON;
 import static dev.llmsidecar.metrics.Label.ROUTE;
 import static dev.llmsidecar.metrics.Label.SERVER_ADDRESS;
 import static dev.llmsidecar.metrics.Label.SERVER_PORT;
@@ -40,15 +38,18 @@ import static dev.llmsidecar.metrics.Label.TOKEN_TYPE;
 
 import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.metrics.Contract;
+import dev.llmsidecar.metrics.Label;
 import dev.llmsidecar.metrics.LabelValues;
 import dev.llmsidecar.metrics.Recorder.Bound;
 import dev.llmsidecar.metrics.Recorder;
 import dev.llmsidecar.metrics.Recorders;
+import dev.llmsidecar.metrics.Series;
 import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.timeline.RequestResult;
 import dev.llmsidecar.timeline.RequestTimeline;
 import dev.llmsidecar.timeline.TokenCountSource;
 import dev.llmsidecar.wire.ServerTimings;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -112,8 +113,6 @@ public final class LlmMetrics {
         for (TokenCountSource source : TokenCountSource.values()) {
             recorders.touch(TOKEN_SOURCE, LabelValues.of(SOURCE, source.label()));
         }
-        recorders.touch(BODY_NOT_INSPECTED, LabelValues.of(REASON, "not_json"));
-        recorders.touch(BODY_NOT_INSPECTED, LabelValues.of(REASON, "too_large"));
     }
 
     /** The model label for a request model name (bounded; see {@link ModelLabels}). */
@@ -154,7 +153,7 @@ public final class LlmMetrics {
     /** Handles bound once per model, operation and kind of request: a chunk costs one call per backend. */
     private static final class Live {
         Bound ttft;
-        Bound firstChunk;
+        Bound firstContentChunk;
         Bound firstResponseChunk;
         Bound chunkGap;
         Bound firstReasoning;
@@ -170,7 +169,7 @@ public final class LlmMetrics {
         l.ttft = recorders.live(TTFT, v.and(TENANT, k.tenant()));
         // the others exist for streams only: a response that does not stream has no chunks of its own
         boolean s = k.streaming();
-        l.firstChunk = s ? recorders.live(TIME_TO_FIRST_CHUNK, v) : Recorder.NOTHING;
+        l.firstContentChunk = s ? recorders.live(TIME_TO_FIRST_CONTENT_CHUNK, v) : Recorder.NOTHING;
         l.firstResponseChunk = s ? recorders.live(TIME_TO_FIRST_RESPONSE_CHUNK, v) : Recorder.NOTHING;
         l.chunkGap = s ? recorders.live(CHUNK_GAP, v) : Recorder.NOTHING;
         l.firstReasoning = s ? recorders.live(FIRST_REASONING, v) : Recorder.NOTHING;
@@ -183,6 +182,32 @@ public final class LlmMetrics {
         return LabelValues.of(MODEL, model).and(OPERATION, operation).and(PROVIDER, provider)
                 .and(SERVER_ADDRESS, upstream.address()).and(SERVER_PORT, upstream.portValue());
     }
+
+    // ---- what is recorded when a request ended: each series declared once here, recorded once below ----
+
+    private static final EndSeries REQUESTS = EndSeries.of(Contract.REQUESTS);
+    private static final EndSeries DURATION = EndSeries.of(REQUEST_DURATION);
+    private static final EndSeries TTFT_AT_END = EndSeries.of(TTFT);
+    private static final EndSeries TTFT_CACHE_HIT = EndSeries.of(TTFT_BY_CACHE, CACHE, "hit");
+    private static final EndSeries TTFT_CACHE_MISS = EndSeries.of(TTFT_BY_CACHE, CACHE, "miss");
+    private static final EndSeries TTFT_CACHE_UNKNOWN = EndSeries.of(TTFT_BY_CACHE, CACHE, "unknown");
+    private static final EndSeries UPSTREAM_HEADERS = EndSeries.of(Contract.UPSTREAM_HEADERS);
+    private static final EndSeries TPOT = EndSeries.of(Contract.TPOT);
+    private static final EndSeries ITL = EndSeries.of(Contract.ITL);
+    private static final EndSeries ENGINE_QUEUE = EndSeries.of(Contract.ENGINE_QUEUE);
+    private static final EndSeries ENGINE_TTFT = EndSeries.of(Contract.ENGINE_TTFT);
+    private static final EndSeries TTFT_OUTSIDE_ENGINE = EndSeries.of(Contract.TTFT_OUTSIDE_ENGINE);
+    private static final EndSeries ENGINE_DECODE = EndSeries.of(Contract.ENGINE_DECODE);
+    private static final EndSeries DURATION_OUTSIDE_ENGINE = EndSeries.of(Contract.DURATION_OUTSIDE_ENGINE);
+    private static final EndSeries USAGE_INPUT = EndSeries.of(TOKEN_USAGE, TOKEN_TYPE, "input");
+    private static final EndSeries USAGE_OUTPUT = EndSeries.of(TOKEN_USAGE, TOKEN_TYPE, "output");
+    private static final EndSeries TOKENS_INPUT = EndSeries.of(TOKENS, TOKEN_TYPE, "input");
+    private static final EndSeries TOKENS_OUTPUT = EndSeries.of(TOKENS, TOKEN_TYPE, "output");
+    private static final EndSeries TOKENS_CACHED_INPUT = EndSeries.of(TOKENS, TOKEN_TYPE, "cached_input");
+    private static final EndSeries TOKENS_CACHE_REPORTING_INPUT =
+            EndSeries.of(TOKENS, TOKEN_TYPE, "cache_reporting_input");
+    private static final EndSeries[] OUTPUT_TOKEN_SOURCE = Arrays.stream(TokenCountSource.values())
+            .map(source -> EndSeries.of(TOKEN_SOURCE, SOURCE, source.label())).toArray(EndSeries[]::new);
 
     /**
      * Records everything that is final only when the request ended.
@@ -197,28 +222,28 @@ public final class LlmMetrics {
         boolean ok = r.outcome() == Outcome.OK;
         boolean streaming = r.streaming();
         Ended end = ended.computeIfAbsent(
-                new EndKey(model, tenant, operation, p, streaming, r.outcome(), ok ? null : errorType(r)), Ended::new);
-        end.get(Ended.REQUESTS).record(1);
-        end.get(Ended.DURATION).record(r.e2eNanos() / NS);
+                new EndKey(model, tenant, operation, p, streaming, r.outcome(), ok ? null : r.errorType()), Ended::new);
+        end.get(REQUESTS).record(1);
+        end.get(DURATION).record(r.e2eNanos() / NS);
         if (r.ttftNanos() >= 0) {
             if (!streaming) {
                 // a response that does not stream: its first token is the whole response, "as it happens" at its end
                 live.computeIfAbsent(new LiveKey(model, tenant, operation, p, false), this::newLive).ttft
                         .record(r.ttftNanos() / NS);
             }
-            end.get(Ended.TTFT).record(r.ttftNanos() / NS);
-            int cache = r.cachedTokens() < 0 ? Ended.TTFT_CACHE_UNKNOWN
-                    : r.cachedTokens() > 0 ? Ended.TTFT_CACHE_HIT : Ended.TTFT_CACHE_MISS;
+            end.get(TTFT_AT_END).record(r.ttftNanos() / NS);
+            EndSeries cache = r.cachedTokens() < 0 ? TTFT_CACHE_UNKNOWN
+                    : r.cachedTokens() > 0 ? TTFT_CACHE_HIT : TTFT_CACHE_MISS;
             end.get(cache).record(r.ttftNanos() / NS);
         }
         if (r.upstreamHeadersNanos() >= 0) {
-            end.get(Ended.UPSTREAM_HEADERS).record(r.upstreamHeadersNanos() / NS);
+            end.get(UPSTREAM_HEADERS).record(r.upstreamHeadersNanos() / NS);
         }
         if (r.tpotNanos() >= 0) {
-            end.get(Ended.TPOT).record(r.tpotNanos() / NS);
+            end.get(TPOT).record(r.tpotNanos() / NS);
         }
         if (streaming && r.itl().sampleCount() > 0) {
-            Bound itl = end.get(Ended.ITL);
+            Bound itl = end.get(ITL);
             r.itl().forEach((sample, count) -> {
                 for (int i = 0; i < count; i++) {
                     itl.record(sample / NS);
@@ -227,7 +252,7 @@ public final class LlmMetrics {
         }
         engineSide(end, r);
         tokens(end, r);
-        end.get(Ended.TOKEN_SOURCE + r.outputTokenSource().ordinal()).record(1);
+        end.get(OUTPUT_TOKEN_SOURCE[r.outputTokenSource().ordinal()]).record(1);
         recorders.end(FINISH_REASONS, ok, 1, LabelValues.of(MODEL, model)
                 .and(FINISH_REASON, FinishReasons.label(r.finishReason())));
         if (r.undecodableChunks() > 0) {
@@ -243,39 +268,39 @@ public final class LlmMetrics {
             return;
         }
         if (engine.queueNanos() >= 0) {
-            end.get(Ended.ENGINE_QUEUE).record(engine.queueNanos() / NS);
+            end.get(ENGINE_QUEUE).record(engine.queueNanos() / NS);
         }
         long engineTtft = engine.engineTtftNanos();
         if (engineTtft >= 0) {
-            end.get(Ended.ENGINE_TTFT).record(engineTtft / NS);
+            end.get(ENGINE_TTFT).record(engineTtft / NS);
             if (r.streaming() && r.ttftNanos() >= 0) {
-                end.get(Ended.TTFT_OUTSIDE_ENGINE).record(Math.max(0, r.ttftNanos() - engineTtft) / NS);
+                end.get(TTFT_OUTSIDE_ENGINE).record(Math.max(0, r.ttftNanos() - engineTtft) / NS);
             }
         }
         if (engine.decodeNanos() >= 0) {
-            end.get(Ended.ENGINE_DECODE).record(engine.decodeNanos() / NS);
+            end.get(ENGINE_DECODE).record(engine.decodeNanos() / NS);
         }
         long engineTotal = engine.engineTotalNanos();
         if (!r.streaming() && engineTotal >= 0) {
             // a response that does not stream has no first token of its own: compare the whole request
-            end.get(Ended.DURATION_OUTSIDE_ENGINE).record(Math.max(0, r.e2eNanos() - engineTotal) / NS);
+            end.get(DURATION_OUTSIDE_ENGINE).record(Math.max(0, r.e2eNanos() - engineTotal) / NS);
         }
     }
 
     private static void tokens(Ended end, RequestResult r) {
         if (r.promptTokens() >= 0) {
-            end.get(Ended.USAGE_INPUT).record(r.promptTokens());
-            end.get(Ended.TOKENS_INPUT).record(r.promptTokens());
+            end.get(USAGE_INPUT).record(r.promptTokens());
+            end.get(TOKENS_INPUT).record(r.promptTokens());
             if (r.cachedTokens() >= 0) {
                 // the hit ratio's numerator and denominator, from the same requests: those that said how many of
                 // their input tokens were cached
-                end.get(Ended.TOKENS_CACHED_INPUT).record(r.cachedTokens());
-                end.get(Ended.TOKENS_CACHE_REPORTING_INPUT).record(r.promptTokens());
+                end.get(TOKENS_CACHED_INPUT).record(r.cachedTokens());
+                end.get(TOKENS_CACHE_REPORTING_INPUT).record(r.promptTokens());
             }
         }
         if (r.outputTokenSource() != TokenCountSource.NONE) {
-            end.get(Ended.USAGE_OUTPUT).record(r.outputTokens());
-            end.get(Ended.TOKENS_OUTPUT).record(r.outputTokens());
+            end.get(USAGE_OUTPUT).record(r.outputTokens());
+            end.get(TOKENS_OUTPUT).record(r.outputTokens());
         }
     }
 
@@ -285,99 +310,79 @@ public final class LlmMetrics {
     }
 
     /**
+     * An end-of-request series as this class records it: a series of the contract, with at most one label fixed by
+     * the declaration (the cache, the token type, the count's source); every other label comes from the request's
+     * {@link EndKey} by its name. Each declaration gets a slot of its own in {@link Ended}.
+     */
+    private static final class EndSeries {
+        private static int slots;
+
+        final int slot;
+        final Series series;
+        final Label fixed;
+        final String value;
+
+        private EndSeries(Series series, Label fixed, String value) {
+            this.slot = slots++;
+            this.series = series;
+            this.fixed = fixed;
+            this.value = value;
+        }
+
+        static EndSeries of(Series series) {
+            return new EndSeries(series, null, null);
+        }
+
+        static EndSeries of(Series series, Label fixed, String value) {
+            return new EndSeries(series, fixed, value);
+        }
+    }
+
+    /**
      * The handles a finished request records into, bound on first use per {@link EndKey} (a series this kind of
      * request never recorded stays unexported, as when each was bound per request). A finished request then costs
      * one map lookup instead of about 25 label lookups per backend. Two event loops may bind the same slot at once;
      * both get the same meters, so either handle may stay.
      */
     private final class Ended {
-        static final int REQUESTS = 0;
-        static final int DURATION = 1;
-        static final int TTFT = 2;
-        static final int TTFT_CACHE_HIT = 3;
-        static final int TTFT_CACHE_MISS = 4;
-        static final int TTFT_CACHE_UNKNOWN = 5;
-        static final int UPSTREAM_HEADERS = 6;
-        static final int TPOT = 7;
-        static final int ITL = 8;
-        static final int ENGINE_QUEUE = 9;
-        static final int ENGINE_TTFT = 10;
-        static final int TTFT_OUTSIDE_ENGINE = 11;
-        static final int ENGINE_DECODE = 12;
-        static final int DURATION_OUTSIDE_ENGINE = 13;
-        static final int USAGE_INPUT = 14;
-        static final int USAGE_OUTPUT = 15;
-        static final int TOKENS_INPUT = 16;
-        static final int TOKENS_OUTPUT = 17;
-        static final int TOKENS_CACHED_INPUT = 18;
-        static final int TOKENS_CACHE_REPORTING_INPUT = 19;
-        /** One slot per {@link TokenCountSource}, from here on. */
-        static final int TOKEN_SOURCE = 20;
-
         private final EndKey key;
         private final boolean ok;
-        private final AtomicReferenceArray<Bound> slots =
-                new AtomicReferenceArray<>(TOKEN_SOURCE + TokenCountSource.values().length);
+        private final AtomicReferenceArray<Bound> slots = new AtomicReferenceArray<>(EndSeries.slots);
 
         Ended(EndKey key) {
             this.key = key;
             this.ok = key.outcome() == Outcome.OK;
         }
 
-        Bound get(int slot) {
-            Bound b = slots.get(slot);
+        Bound get(EndSeries s) {
+            Bound b = slots.get(s.slot);
             if (b == null) {
-                b = bind(slot);
-                slots.set(slot, b);
+                b = recorders.ended(s.series, ok, labels(s));
+                slots.set(s.slot, b);
             }
             return b;
         }
 
-        private Bound bind(int slot) {
-            LabelValues genai = genai(key.model(), key.operation(), key.provider());
-            LabelValues streamed = genai.and(STREAMING, key.streaming());
-            LabelValues outcome = streamed.and(OUTCOME, key.outcome().label()).and(TENANT, key.tenant());
-            LabelValues tokens = LabelValues.of(MODEL, key.model()).and(OPERATION, key.operation())
-                    .and(TENANT, key.tenant());
-            return switch (slot) {
-                case REQUESTS -> recorders.ended(Contract.REQUESTS, ok, LabelValues.of(MODEL, key.model())
-                        .and(OPERATION, key.operation()).and(STREAMING, key.streaming())
-                        .and(OUTCOME, key.outcome().label()).and(TENANT, key.tenant()));
-                case DURATION -> recorders.ended(REQUEST_DURATION, ok, outcome.and(ERROR_TYPE, key.errorType()));
-                case TTFT -> recorders.ended(Contract.TTFT, ok, streamed.and(TENANT, key.tenant()));
-                case TTFT_CACHE_HIT -> recorders.ended(TTFT_BY_CACHE, ok, streamed.and(CACHE, "hit"));
-                case TTFT_CACHE_MISS -> recorders.ended(TTFT_BY_CACHE, ok, streamed.and(CACHE, "miss"));
-                case TTFT_CACHE_UNKNOWN -> recorders.ended(TTFT_BY_CACHE, ok, streamed.and(CACHE, "unknown"));
-                case UPSTREAM_HEADERS -> recorders.ended(Contract.UPSTREAM_HEADERS, ok, streamed);
-                case TPOT -> recorders.ended(Contract.TPOT, ok, outcome);
-                case ITL -> recorders.ended(Contract.ITL, ok, outcome);
-                case ENGINE_QUEUE -> recorders.ended(Contract.ENGINE_QUEUE, ok, genai);
-                case ENGINE_TTFT -> recorders.ended(Contract.ENGINE_TTFT, ok, genai);
-                case TTFT_OUTSIDE_ENGINE -> recorders.ended(Contract.TTFT_OUTSIDE_ENGINE, ok, genai);
-                case ENGINE_DECODE -> recorders.ended(Contract.ENGINE_DECODE, ok, genai);
-                case DURATION_OUTSIDE_ENGINE -> recorders.ended(Contract.DURATION_OUTSIDE_ENGINE, ok, genai);
-                case USAGE_INPUT -> recorders.ended(TOKEN_USAGE, ok, genai.and(TOKEN_TYPE, "input")
-                        .and(TENANT, key.tenant()));
-                case USAGE_OUTPUT -> recorders.ended(TOKEN_USAGE, ok, genai.and(TOKEN_TYPE, "output")
-                        .and(TENANT, key.tenant()));
-                case TOKENS_INPUT -> recorders.ended(TOKENS, ok, tokens.and(TOKEN_TYPE, "input"));
-                case TOKENS_OUTPUT -> recorders.ended(TOKENS, ok, tokens.and(TOKEN_TYPE, "output"));
-                case TOKENS_CACHED_INPUT -> recorders.ended(TOKENS, ok, tokens.and(TOKEN_TYPE, "cached_input"));
-                case TOKENS_CACHE_REPORTING_INPUT -> recorders.ended(TOKENS, ok,
-                        tokens.and(TOKEN_TYPE, "cache_reporting_input"));
-                default -> recorders.ended(Contract.TOKEN_SOURCE, ok, LabelValues.of(SOURCE,
-                        TokenCountSource.values()[slot - Ended.TOKEN_SOURCE].label()));
-            };
+        /** The series' labels, each from the request by its name, or from the declaration. */
+        private LabelValues labels(EndSeries s) {
+            LabelValues values = LabelValues.NONE;
+            for (Label label : s.series.labels()) {
+                values = values.and(label, label == s.fixed ? s.value : switch (label) {
+                    case MODEL -> key.model();
+                    case OPERATION -> key.operation();
+                    case STREAMING -> key.streaming();
+                    case OUTCOME -> key.outcome().label();
+                    case TENANT -> key.tenant();
+                    case ERROR_TYPE -> key.errorType();
+                    case PROVIDER -> key.provider();
+                    case SERVER_ADDRESS -> upstream.address();
+                    case SERVER_PORT -> upstream.portValue();
+                    default -> throw new IllegalStateException(s.series + ": a request has no " + label
+                            + "; fix it in the declaration");
+                });
+            }
+            return values;
         }
-    }
-
-    /**
-     * OTel {@code error.type} of a failed request: the HTTP error status the client got (the engine's, or the
-     * sidecar's own 502/504), else the outcome (an error inside a 200 stream, a broken stream, a cancel).
-     */
-    public static String errorType(RequestResult r) {
-        return r.outcome() == Outcome.UPSTREAM_ERROR && r.status() >= 400 ? Integer.toString(r.status())
-                : r.outcome().label();
     }
 
     /** Samples the waiting depth; called at a fixed period, so the histogram is time-weighted. */
@@ -408,10 +413,6 @@ public final class LlmMetrics {
         recorders.count(HTTP_REQUESTS, 1, LabelValues.of(ROUTE, route).and(STATUS_CLASS, statusClass));
     }
 
-    public void bodyNotInspected(String reason) {
-        recorders.count(BODY_NOT_INSPECTED, 1, LabelValues.of(REASON, reason));
-    }
-
     /** Per-request live recorder; decrements the waiting gauge exactly once. */
     public final class LiveRequest implements RequestTimeline.LiveListener {
         private final Live meters;
@@ -431,9 +432,9 @@ public final class LlmMetrics {
         }
 
         @Override
-        public void onFirstChunk(long ttfcNanos) {
+        public void onFirstResponseChunk(long firstResponseChunkNanos) {
             if (streaming) {
-                meters.firstResponseChunk.record(ttfcNanos / NS);
+                meters.firstResponseChunk.record(firstResponseChunkNanos / NS);
             }
         }
 
@@ -441,7 +442,7 @@ public final class LlmMetrics {
         public void onFirstToken(long ttftNanos) {
             if (streaming) {
                 meters.ttft.record(ttftNanos / NS);
-                meters.firstChunk.record(ttftNanos / NS);
+                meters.firstContentChunk.record(ttftNanos / NS);
             }
             release();
         }

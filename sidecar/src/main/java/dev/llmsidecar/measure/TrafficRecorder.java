@@ -1,15 +1,12 @@
 package dev.llmsidecar.measure;
 
 import dev.llmsidecar.observe.ExchangeObserver;
-import dev.llmsidecar.observe.Peer;
+import dev.llmsidecar.observe.ProxyEvent;
 import dev.llmsidecar.observe.RequestHead;
 import dev.llmsidecar.observe.TrafficObserver;
 import dev.llmsidecar.otel.RequestTracing;
 import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.wire.LlmOperation;
-import dev.llmsidecar.wire.openai.IncludeUsagePolicy.Resend;
-import dev.llmsidecar.wire.openai.IncludeUsagePolicy.UsageKept;
-import dev.llmsidecar.wire.openai.IncludeUsagePolicy.UsageSkip;
 
 /**
  * The sidecar's {@link TrafficObserver}: an LLM exchange is measured by an {@link ExchangeRecorder}, any other is
@@ -59,62 +56,7 @@ public final class TrafficRecorder implements TrafficObserver {
     }
 
     @Override
-    public void bodyNotInspected(String reason) {
-        metrics.bodyNotInspected(reason);
-    }
-
-    @Override
-    public void usageInjected() {
-        counters.usageInjected();
-    }
-
-    @Override
-    public void usageSkipped(UsageSkip reason) {
-        counters.usageSkipped(reason);
-    }
-
-    @Override
-    public void usageRemoved(int chunks, int members) {
-        counters.usageRemoved(chunks, members);
-    }
-
-    @Override
-    public void usageReframed() {
-        counters.usageReframed();
-    }
-
-    @Override
-    public void usageNotRemoved(UsageKept reason) {
-        counters.usageNotRemoved(reason);
-    }
-
-    @Override
-    public void retriedClosedBeforeResponse() {
-        counters.retriedClosedBeforeResponse();
-    }
-
-    @Override
-    public void retriedWithoutInjection(Resend why) {
-        counters.retriedWithoutInjection(why);
-    }
-
-    @Override
-    public void idleConnectionRetired() {
-        counters.idleConnectionRetired();
-    }
-
-    @Override
-    public void bodyTooLarge(boolean declared) {
-        counters.bodyTooLarge(declared);
-    }
-
-    @Override
-    public void connectionError(Peer peer) {
-        counters.connectionError(peer);
-    }
-
-    @Override
-    public void notDecodedForEncoding() {
-        counters.notDecodedForEncoding();
+    public void count(ProxyEvent event, long n) {
+        counters.count(event, n);
     }
 }

@@ -59,7 +59,7 @@ public final class Contract {
             "Request received to the first token-bearing chunk (content, reasoning or tool call); for a response that "
                     + "does not stream, the whole response (streaming=\"false\")",
             genai(MODEL, OPERATION, STREAMING, TENANT));
-    public static final Series TIME_TO_FIRST_CHUNK = seconds("gen_ai.client.operation.time_to_first_chunk",
+    public static final Series TIME_TO_FIRST_CONTENT_CHUNK = seconds("gen_ai.client.operation.time_to_first_chunk",
             Family.FIRST_TOKEN, LIVE, LIVE, "Request received to the first chunk of generated content (streaming only)",
             genai(MODEL, OPERATION, STREAMING));
     public static final Series TIME_TO_FIRST_RESPONSE_CHUNK = seconds("llm_sidecar.time_to_first_response_chunk",
@@ -301,6 +301,16 @@ public final class Contract {
     }
 
     /** Every declared series, in declaration order. */
+    /** The series declared under {@code name} (its OpenTelemetry form), or an exception naming the unknown name. */
+    public static Series named(String name) {
+        for (Series s : ALL) {
+            if (s.name().equals(name)) {
+                return s;
+            }
+        }
+        throw new IllegalArgumentException("no series " + name + " in the metrics contract");
+    }
+
     public static List<Series> all() {
         return Collections.unmodifiableList(ALL);
     }

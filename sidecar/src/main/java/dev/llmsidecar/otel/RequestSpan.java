@@ -103,8 +103,8 @@ public interface RequestSpan {
                 // semantic-conventions#3483: the first chunk of generated content, not a role-only prelude
                 span.setAttribute("gen_ai.response.time_to_first_chunk", seconds(r.ttftNanos()));
             }
-            if (r.ttfcNanos() >= 0) {
-                span.setAttribute("llm_sidecar.time_to_first_response_chunk", seconds(r.ttfcNanos()));
+            if (r.firstResponseChunkNanos() >= 0) {
+                span.setAttribute("llm_sidecar.time_to_first_response_chunk", seconds(r.firstResponseChunkNanos()));
             }
             if (r.responseModel() != null) {
                 span.setAttribute("gen_ai.response.model", r.responseModel());
@@ -143,7 +143,7 @@ public interface RequestSpan {
                 }
             }
             if (r.outcome() != Outcome.OK) {
-                span.setAttribute("error.type", dev.llmsidecar.measure.LlmMetrics.errorType(r));
+                span.setAttribute("error.type", r.errorType());
                 span.setStatus(StatusCode.ERROR, r.outcome().label());
             }
             span.end(receivedEpochNanos + (endNanos - receivedNanos), TimeUnit.NANOSECONDS);

@@ -1,7 +1,7 @@
 package dev.llmsidecar.proxy;
 
-import dev.llmsidecar.observe.Peer;
 import dev.llmsidecar.wire.LlmOperation;
+import dev.llmsidecar.wire.LlmRoutes;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -31,9 +31,12 @@ import java.util.function.Consumer;
  * complete. A connection whose request body was not read to its end, or that must close, closes once what was
  * written reached the socket.
  */
-final class ClientChannelHandler extends ChannelInboundHandlerAdapter {
+final class ClientChannelHandler extends ChannelInboundHandlerAdapter implements ClientSide {
 
-    private final ProxyServer proxy;
+    private final ExchangeContext context;
+    private final LlmRoutes routes;
+    private final ConnectionErrors connectionErrors;
+    private final LoopResources loop;
     private final boolean http2;
     private ChannelHandlerContext ctx;
     private Exchange current;
@@ -44,16 +47,22 @@ final class ClientChannelHandler extends ChannelInboundHandlerAdapter {
     private long lastRequestNanos = System.nanoTime();
     private boolean upgradeDecided;
 
-    ClientChannelHandler(ProxyServer proxy, boolean http2) {
-        this.proxy = proxy;
+    ClientChannelHandler(ExchangeContext context, LlmRoutes routes, ConnectionErrors connectionErrors,
+            LoopResources loop, boolean http2) {
+        this.context = context;
+        this.routes = routes;
+        this.connectionErrors = connectionErrors;
+        this.loop = loop;
         this.http2 = http2;
     }
 
-    Channel channel() {
+    @Override
+    public Channel channel() {
         return ctx.channel();
     }
 
-    boolean http2() {
+    @Override
+    public boolean http2() {
         return http2;
     }
 
@@ -105,11 +114,11 @@ final class ClientChannelHandler extends ChannelInboundHandlerAdapter {
             refuse(badRequest(request.decoderResult().cause()), null);
             return;
         }
-        LlmOperation operation = proxy.routes.match(request.method().name(), path(request.uri()));
-        if (proxy.draining()) {
+        LlmOperation operation = routes.match(request.method().name(), path(request.uri()));
+        if (context.server().draining()) {
             // shutting down: open streams finish, new requests go elsewhere (the client or balancer retries)
             ReferenceCountUtil.release(request);
-            proxy.traffic.refused(operation != null, SidecarError.SHUTTING_DOWN.status);
+            context.traffic().refused(operation != null, SidecarError.SHUTTING_DOWN.status);
             refuse(SidecarError.SHUTTING_DOWN, null);
             return;
         }
@@ -125,16 +134,16 @@ final class ClientChannelHandler extends ChannelInboundHandlerAdapter {
         requestComplete = false;
         Exchange exchange;
         try {
-            exchange = new Exchange(proxy, this, head, bodyFollows, receivedNanos, operation);
+            exchange = new Exchange(context, loop, this, head, bodyFollows, receivedNanos, operation);
         } catch (RuntimeException e) {
             // a bug must cost this request, not the connection or the event loop
             ReferenceCountUtil.release(body);
-            proxy.logBug("llm-sidecar could not start an exchange", e);
+            context.server().logBug("llm-sidecar could not start an exchange", e);
             refuse(SidecarError.UPSTREAM_CLOSED, null);
             return;
         }
         current = exchange;
-        proxy.exchangeStarted();
+        context.server().exchangeStarted();
         exchange.start();
         if (body != null) {
             handle(body);
@@ -208,12 +217,12 @@ final class ClientChannelHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         // a peer resetting, a broken pipe: counted, and the exchange (if any) ends as the client going away
-        proxy.connectionErrors.record(Peer.CLIENT, cause);
+        connectionErrors.record(Peer.CLIENT, cause);
         ctx.close();
     }
 
-    /** The exchange's say on the client's reads: backpressure on a request body. */
-    void setAutoRead(boolean on) {
+    @Override
+    public void setAutoRead(boolean on) {
         pausedByExchange = !on;
         updateAutoRead();
     }
@@ -228,7 +237,8 @@ final class ClientChannelHandler extends ChannelInboundHandlerAdapter {
      * an empty buffer goes straight to the socket's end of the pipeline behind them; Netty completes writes in order.
      * On an HTTP/2 stream the bytes wait in the connection's flow control, out of sight: it runs now.
      */
-    void whenWritten(Consumer<Boolean> action) {
+    @Override
+    public void whenWritten(Consumer<Boolean> action) {
         if (http2) {
             action.accept(ctx.channel().isActive());
             return;
@@ -242,7 +252,8 @@ final class ClientChannelHandler extends ChannelInboundHandlerAdapter {
      * written is on the socket: when asked, or when the request body was not read to its end (its rest would be
      * read as a request).
      */
-    void exchangeDone(Exchange exchange, boolean close) {
+    @Override
+    public void exchangeDone(Object exchange, boolean close) {
         if (exchange != current) {
             return;
         }

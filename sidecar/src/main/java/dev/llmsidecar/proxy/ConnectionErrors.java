@@ -1,6 +1,5 @@
 package dev.llmsidecar.proxy;
 
-import dev.llmsidecar.observe.Peer;
 import dev.llmsidecar.observe.TrafficObserver;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jboss.logging.Logger;
@@ -26,7 +25,7 @@ final class ConnectionErrors {
 
     /** A connection of {@code peer} failed with {@code t}, outside an exchange's own handling. */
     void record(Peer peer, Throwable t) {
-        traffic.connectionError(peer);
+        traffic.count(peer.connectionError);
         long pending = sinceSummary.incrementAndGet();
         long now = System.nanoTime();
         long last = lastSummaryNanos.get();

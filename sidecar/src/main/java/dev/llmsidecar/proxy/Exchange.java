@@ -1,15 +1,16 @@
 package dev.llmsidecar.proxy;
 
 import dev.llmsidecar.observe.ExchangeObserver;
+import dev.llmsidecar.observe.ProxyEvent;
 import dev.llmsidecar.observe.TrafficObserver;
+import dev.llmsidecar.rewrite.ExchangeRewrite;
 import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.wire.LlmOperation;
-import dev.llmsidecar.wire.openai.IncludeUsagePolicy;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOutboundBuffer;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultLastHttpContent;
 import io.netty.handler.codec.http.HttpContent;
@@ -20,124 +21,112 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import java.nio.channels.ClosedChannelException;
-import java.util.ArrayDeque;
 import java.util.concurrent.TimeoutException;
 import org.jboss.logging.Logger;
 
 /**
- * One client request and its upstream twin, from arrival to the last byte: forwarding, backpressure, cancellation,
- * the body cap, and the one retry a reused upstream connection may cost. The client's request head is edited in place
- * and sent upstream; the engine's response head is edited in place and sent to the client; response content is
- * forwarded as the retained slice the upstream read produced, so a byte is neither copied nor held. All calls run on
- * the client connection's event loop, which is also the upstream connection's.
+ * One client request and its upstream twin, from arrival to the last byte. Its life is one {@link ExchangeState};
+ * the request body is a {@link RequestBody}, the response head's framing {@link ResponseFraming}, the one second
+ * attempt {@link RetryRule}, the LLM side of the bytes (the rewrite hook, the decoder) its {@link LlmCall}. The
+ * client's request head is edited in place and sent upstream; the engine's response head is edited in place and sent
+ * to the client; response content is forwarded as the retained slice the upstream read produced, so a byte is neither
+ * copied nor held. All calls run on the client connection's event loop, which is also the upstream connection's.
  *
  * <p>{@link #onUpstream} is where every response chunk is timestamped: it goes to the wire format's decoder with its
  * arrival time before it is forwarded. What one upstream read delivered goes to the client in one flush when the read
  * is complete ({@link #onUpstreamReadComplete}): one {@code writev} per read, as nginx does. What is measured goes to
- * the exchange's {@link ExchangeObserver}; the LLM side of the bytes (include_usage, the decoder) is its
- * {@link LlmCall}.
+ * the exchange's {@link ExchangeObserver}.
  */
 final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.Listener, UpstreamPool.Waiter {
 
     private static final Logger LOG = Logger.getLogger(Exchange.class);
 
-    /** How the request body travels. */
-    private enum Body {
-        /** There is none: the request can be sent again as it is. */
-        NONE,
-        /** Read whole (up to the inspection limit) before the request goes upstream: an LLM call. */
-        INSPECT,
-        /** Forwarded as it arrives, with backpressure. */
-        PIPE
-    }
-
-    private final ProxyServer proxy;
+    private final ExchangeContext context;
+    private final LoopResources loop;
     private final TrafficObserver traffic;
-    private final ClientChannelHandler client;
+    private final ClientSide client;
     private final Channel clientChannel;
-    private HttpRequest request;             // until the response starts (a second attempt sends it again)
     private final HttpVersion clientVersion;
     private final boolean http2;
-    private final boolean head;
+    private final boolean headRequest;
     private final ExchangeObserver observer;
     private final LlmCall llm;
+    private final RequestBody body;
+    private final RetryRule retry = new RetryRule();
 
-    private Body bodyMode;
-    private CompositeByteBuf collected;      // INSPECT: the body read so far
-    private ByteBuf body;                    // the whole body, kept until the response starts (a second attempt)
-    private ByteBuf clientBody;              // the client's own body while body has include_usage turned on
-    private String clientAcceptEncoding;     // the client's own Accept-Encoding, likewise
-    private boolean bodyWhole;               // body (or its absence) is all of it: the request may be sent again
-    private ArrayDeque<HttpContent> queued;  // PIPE: body read before a connection (rarely: made when needed)
-    private long bodyBytes;
-    private boolean bodyEnded;
-    private boolean retried;
-    private boolean closeAfter;
-    private final boolean requestHasBody;
-
+    private ExchangeState state = ExchangeState.REQUEST_HEAD;
+    private HttpRequest request;             // until the response starts (a second attempt sends it again)
     private UpstreamConnection upstream;
-    private boolean responseStarted;         // a response head arrived (no second attempt from then on)
+    private boolean closeAfter;              // the client's connection ends with this exchange
+    private boolean headWritten;             // a head went to the client: an error can only cut from now on
     private boolean upstreamKeepAlive;
     private int status;
-    private boolean headWritten;
+    private long lastUpstreamActivity;
+
+    // flow control, apart from the life above: what the current read wrote, and which side is paused for the other
     private boolean pending;                 // written to the client, not yet flushed
     private long pendingSince;               // arrival of the first part of the read not yet flushed
     private boolean pausedForClient;
     private boolean pausedForUpstream;
-    private long lastUpstreamActivity;
-    private boolean clientGone;
-    private boolean finished;
-    private boolean released;
 
     /**
      * @param bodyFollows a body comes after the head (HTTP/1.x: a length or chunked framing; HTTP/2: the stream is
      *     not ended by its headers)
      */
-    Exchange(ProxyServer proxy, ClientChannelHandler client, HttpRequest request, boolean bodyFollows,
+    Exchange(ExchangeContext context, LoopResources loop, ClientSide client, HttpRequest request, boolean bodyFollows,
             long receivedNanos, LlmOperation operation) {
-        this.proxy = proxy;
-        this.traffic = proxy.traffic;
+        this.context = context;
+        this.loop = loop;
+        this.traffic = context.traffic();
         this.client = client;
         this.clientChannel = client.channel();
         this.request = request;
         this.clientVersion = request.protocolVersion();
         this.http2 = client.http2();
-        this.head = HttpMethod.HEAD.equals(request.method());
+        this.headRequest = HttpMethod.HEAD.equals(request.method());
         this.observer = traffic.exchangeStarted(new NettyHeaders.Head(request), operation, receivedNanos);
-        this.llm = operation == null ? null
-                : new LlmCall(proxy, operation, request.headers(), request.protocolVersion(), observer);
+        this.llm = operation == null ? null : new LlmCall(context, operation, observer);
         this.closeAfter = !http2 && (clientVersion == HttpVersion.HTTP_1_0 || !HttpUtil.isKeepAlive(request));
-        this.requestHasBody = bodyFollows;
+        this.body = new RequestBody(bodyFollows, llm != null, context.maxRequestBodyBytes(),
+                context.maxInspectedBodyBytes());
+    }
+
+    /** Where its life is (tests). */
+    ExchangeState state() {
+        return state;
+    }
+
+    private void moveTo(ExchangeState next) {
+        state = state.to(next);
     }
 
     // ---------------------------------------------------------------------------------------------- request
 
     void start() {
-        long declared = declaredLength();
-        if (declared > proxy.maxRequestBodyBytes) {
+        if (body.declaredTooLarge(declaredLength())) {
             bodyTooLarge(true); // before a byte is read or sent
             return;
         }
         if (HttpUtil.is100ContinueExpected(request) && !http2) {
-            clientChannel.writeAndFlush(new io.netty.handler.codec.http.DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
-                    io.netty.handler.codec.http.HttpResponseStatus.CONTINUE), clientChannel.voidPromise());
+            clientChannel.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE),
+                    clientChannel.voidPromise());
         }
-        bodyMode = !requestHasBody ? Body.NONE : llm != null ? Body.INSPECT : Body.PIPE;
-        if (bodyMode == Body.INSPECT) {
-            collected = clientChannel.alloc().compositeBuffer(Integer.MAX_VALUE);
+        if (body.mode() == RequestBody.Mode.INSPECT) {
+            moveTo(ExchangeState.REQUEST_BODY);
+            body.startGathering(clientChannel.alloc());
             return; // the body arrives through onRequestContent
         }
-        sendUpstream(bodyMode == Body.NONE);
+        sendUpstream(body.mode() == RequestBody.Mode.NONE);
         if (llm != null) {
             llm.requestSent();
         }
     }
-
 
     /** The declared Content-Length, 0 when absent or unreadable (the codec refuses those before us). */
     private long declaredLength() {
@@ -150,55 +139,33 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
 
     /** Request body from the client. The exchange owns {@code content}. */
     void onRequestContent(HttpContent content) {
-        if (finished || clientGone || bodyEnded || bodyMode == Body.NONE) {
+        if (state.over()) {
             content.release();
             return;
         }
-        bodyBytes += content.content().readableBytes();
-        boolean last = content instanceof LastHttpContent;
-        if (bodyBytes > proxy.maxRequestBodyBytes) {
-            content.release();
-            bodyTooLarge(false);
-            return;
-        }
-        if (last) {
-            bodyEnded = true;
-        }
-        if (bodyMode == Body.INSPECT) {
-            if (content.content().isReadable()) {
-                collected.addComponent(true, content.content().retain());
-            }
-            content.release();
-            if (last) {
-                inspectAndSend();
-            } else if (collected.readableBytes() > proxy.config.llm().maxInspectedBodyBytes()) {
-                // too large to inspect: what was read goes first, the rest streams untouched
+        switch (body.accept(content)) {
+            case TOO_LARGE -> bodyTooLarge(false);
+            case WHOLE -> inspectAndSend();
+            case TOO_LARGE_TO_INSPECT -> {
                 llm.notInspected(); // its timeline starts with the response, which says whether it streams
-                bodyMode = Body.PIPE;
-                queue(new DefaultHttpContent(collected));
-                collected = null;
                 sendUpstream(false);
             }
-            return;
+            case FORWARD -> {
+                if (upstream == null) {
+                    body.queue(content);
+                    client.setAutoRead(false); // until the upstream connection takes what is queued
+                } else {
+                    writeBody(content);
+                }
+            }
+            case GATHERING, DROPPED -> {
+            }
         }
-        if (upstream == null) {
-            queue(content);
-            client.setAutoRead(false); // until the upstream connection takes what is queued
-            return;
-        }
-        writeBody(content);
-    }
-
-    private void queue(HttpContent content) {
-        if (queued == null) {
-            queued = new ArrayDeque<>(4);
-        }
-        queued.add(content);
     }
 
     /** The client's read is complete: what it delivered of the body goes upstream in one flush. */
     void onClientReadComplete() {
-        if (upstream != null && bodyMode == Body.PIPE && !finished) {
+        if (upstream != null && body.mode() == RequestBody.Mode.PIPE && !state.over()) {
             upstream.channel.flush();
         }
     }
@@ -220,13 +187,8 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
     }
 
     private void inspectAndSend() {
-        ByteBuf read = collected;
-        collected = null;
-        body = llm.inspect(read);
-        if (body != read) {
-            clientBody = read; // kept for a request sent again as the client wrote it
-            clientAcceptEncoding = request.headers().get(HttpHeaderNames.ACCEPT_ENCODING);
-        }
+        ByteBuf read = body.gathered();
+        body.holdWhole(llm.inspect(read, request.headers(), clientVersion), read);
         sendUpstream(true);
         llm.requestSent();
     }
@@ -234,9 +196,10 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
     /**
      * Edits the client's request head into the upstream request and takes a connection for it.
      *
-     * @param whole the body is held whole ({@link #body}, possibly null for none) and may be sent again
+     * @param whole the body is held whole (or there is none) and may be sent again
      */
     private void sendUpstream(boolean whole) {
+        moveTo(ExchangeState.SENT);
         HttpHeaders h = request.headers();
         String clientAuthority = h.get(HttpHeaderNames.HOST);
         ForwardedHeaders.removeHopByHop(h);
@@ -244,26 +207,25 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
         if (llm != null) {
             llm.prepareUpstreamHeaders(h);
         }
-        h.set(HttpHeaderNames.HOST, proxy.config.upstream().preserveHost() && clientAuthority != null
-                ? clientAuthority : proxy.target.authority());
+        h.set(HttpHeaderNames.HOST, context.preserveHost() && clientAuthority != null ? clientAuthority
+                : context.target().authority());
         if (whole) {
-            int length = body == null ? 0 : body.readableBytes();
-            if (length > 0 || h.contains(HttpHeaderNames.CONTENT_LENGTH) || http2 && bodyEnded) {
+            int length = body.wholeLength();
+            if (length > 0 || h.contains(HttpHeaderNames.CONTENT_LENGTH) || http2 && body.ended()) {
                 h.setInt(HttpHeaderNames.CONTENT_LENGTH, length);
             }
         } else if (!h.contains(HttpHeaderNames.CONTENT_LENGTH)) {
             h.set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
         }
-        request.setUri(proxy.target.requestUri(request.uri()));
+        request.setUri(context.target().requestUri(request.uri()));
         request.setProtocolVersion(HttpVersion.HTTP_1_1);
-        bodyWhole = whole;
         armIdleTimer();
-        proxy.pool(clientChannel.eventLoop()).acquire(this);
+        loop.pool().acquire(this);
     }
 
     @Override
     public void connected(UpstreamConnection connection) {
-        if (finished || clientGone) {
+        if (state != ExchangeState.SENT) {
             connection.endExchangeUnused();
             return;
         }
@@ -271,11 +233,10 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
         connection.startExchange(this);
         Channel ch = connection.channel;
         ch.write(request, ch.voidPromise());
-        if (bodyWhole) {
-            ch.write(body == null ? LastHttpContent.EMPTY_LAST_CONTENT
-                    : new DefaultLastHttpContent(body.retainedDuplicate()), ch.voidPromise());
+        if (body.whole()) {
+            ch.write(body.wholeContent(), ch.voidPromise());
         } else {
-            for (HttpContent c; queued != null && (c = queued.poll()) != null;) {
+            for (HttpContent c; (c = body.pollQueued()) != null;) {
                 writeBody(c);
             }
             if (!pausedForUpstream) {
@@ -316,51 +277,30 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
         if (code >= 100 && code < 200 && code != 101) {
             return; // interim (the sidecar never forwards Expect, so no 100): the real head follows
         }
-        if (clientGone || finished) {
+        if (state != ExchangeState.SENT) {
             return;
         }
-        IncludeUsagePolicy.Resend resend = llm == null ? null : llm.resendWithoutInjection(code, r.headers());
-        if (resend != null) {
-            resendAsTheClientWroteIt(resend);
+        if (llm != null && llm.verdict(code, r.headers()) == ExchangeRewrite.Verdict.RESEND_AS_THE_CLIENT_WROTE_IT) {
+            resendAsTheClientWroteIt();
             return;
         }
-        responseStarted = true;
+        moveTo(ExchangeState.RESPONSE_HEAD);
         status = code;
         upstreamKeepAlive = HttpUtil.isKeepAlive(r);
-        releaseBody();
+        body.release();
         // no second attempt after a response byte: the request head is not needed any more (a few KB per open
         // stream with an SDK's headers)
         request.headers().clear();
         request = null;
         HttpHeaders h = r.headers();
-        boolean hasLength = h.contains(HttpHeaderNames.CONTENT_LENGTH);
-        boolean bodyless = head || code == 204 || code == 304 || code < 200;
-        if (llm != null && llm.onResponseHead(code, h, hasLength, now)) {
-            // the injected usage comes out of a Content-Length stream: its entity stays exact, its framing is chunked
-            h.remove(HttpHeaderNames.CONTENT_LENGTH);
-            hasLength = false;
-        }
-        ForwardedHeaders.removeHopByHop(h);
-        boolean streamed = !hasLength && !bodyless;
-        if (streamed && !http2) {
-            if (clientVersion == HttpVersion.HTTP_1_0) {
-                closeAfter = true; // no chunked framing in HTTP/1.0: the end of the connection ends the body
-            } else {
-                h.set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
-            }
-        }
-        if (proxy.draining()) {
-            closeAfter = true;
-        }
-        if (closeAfter && !http2) {
-            h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-        } else if (clientVersion == HttpVersion.HTTP_1_0) {
-            h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
-        }
-        r.setProtocolVersion(http2 ? HttpVersion.HTTP_1_1 : clientVersion);
+        boolean bodyless = headRequest || code == 204 || code == 304 || code < 200;
+        boolean reframe = llm != null && llm.onResponseHead(code, h, h.contains(HttpHeaderNames.CONTENT_LENGTH), now);
+        ResponseFraming.Framed framed = ResponseFraming.frame(r, clientVersion, http2, bodyless, reframe,
+                closeAfter || context.server().draining());
+        closeAfter = framed.closeAfter();
         headWritten = true;
         clientChannel.write(r, clientChannel.voidPromise());
-        if (streamed) {
+        if (framed.streamed()) {
             // a streaming client sees the headers when the engine sends them, not with the first token
             clientChannel.flush();
         }
@@ -371,11 +311,12 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
      * flush waits for the end of the read.
      */
     private void onResponseContent(HttpContent content, long arrived) {
-        boolean last = content instanceof LastHttpContent;
-        if (finished || clientGone || !responseStarted) {
+        if (!state.responding()) {
             content.release();
             return;
         }
+        moveTo(ExchangeState.STREAMING);
+        boolean last = content instanceof LastHttpContent;
         ByteBuf data = content.content();
         ByteBuf out = llm == null ? data : llm.onChunk(data, arrived);
         if (out == data) {
@@ -449,20 +390,21 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
     }
 
     private void onUpstreamEnd(long now) {
+        Outcome outcome = status >= 400 ? Outcome.UPSTREAM_ERROR : Outcome.OK;
         if (llm != null) {
             ByteBuf rest = llm.onEnd(now);
             if (rest.isReadable()) {
                 clientChannel.write(new DefaultHttpContent(rest), clientChannel.voidPromise());
             }
-            // what the stream taught about include_usage is known before the client has its last byte: a request
-            // the client sends the moment it has it already finds it learned
-            llm.finish(status >= 400 ? Outcome.UPSTREAM_ERROR : Outcome.OK);
+            // what the stream taught the rewrite is known before the client has its last byte: a request the client
+            // sends the moment it has it already finds it learned
+            llm.finish(outcome);
         }
         flushPending();
         clientChannel.flush();
         boolean keepAlive = upstreamKeepAlive;
         UpstreamConnection done = upstream;
-        finish(status >= 400 ? Outcome.UPSTREAM_ERROR : Outcome.OK, now);
+        finish(ExchangeState.ENDED, outcome, now);
         done.endExchange(this, keepAlive, now);
         completeResponse();
     }
@@ -471,14 +413,14 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
 
     @Override
     public void onUpstreamClosed(Throwable cause) {
-        if (finished || clientGone) {
+        if (state.over()) {
             return;
         }
         Throwable why = cause != null ? cause : new ClosedChannelException();
-        if (!responseStarted) {
-            onUpstreamRequestFailed(why);
-        } else {
+        if (state.responding()) {
             onUpstreamBroken(why);
+        } else {
+            onUpstreamRequestFailed(why);
         }
     }
 
@@ -486,58 +428,42 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
      * The request failed before its response started. A reused connection that closed before a single byte of
      * response arrived is the keep-alive race (the engine closed the idle connection as the request went out, or,
      * like llama.cpp's server, closes every connection after a streamed response without saying so): the engine
-     * never read the request, so it is sent once more on a new connection, if the sidecar still holds its whole
-     * body. Never after any response byte, never twice.
+     * never read the request, so it is sent once more on a new connection ({@link RetryRule}).
      */
     private void onUpstreamRequestFailed(Throwable cause) {
         UpstreamConnection failedOn = upstream;
-        if (!retried && bodyWhole && failedOn != null && failedOn.reused() && failedOn.nothingReadSinceStart()
-                && !(cause instanceof TimeoutException)) {
-            retried = true;
-            traffic.retriedClosedBeforeResponse();
-            proxy.warnOnce("retry_closed_before_response", "a reused upstream connection closed before responding ("
-                    + cause + "); the request was sent again on a new connection. Further retries are counted in "
-                    + "llm_sidecar_upstream_retries_total, not logged");
+        if (failedOn != null && retry.retryAfterClose(body.whole(), failedOn.reused(), failedOn.nothingReadSinceStart(),
+                cause)) {
+            traffic.count(ProxyEvent.RETRY_CLOSED_BEFORE_RESPONSE);
+            context.server().warnOnce("retry_closed_before_response", "a reused upstream connection closed before "
+                    + "responding (" + cause + "); the request was sent again on a new connection. Further retries "
+                    + "are counted in llm_sidecar_upstream_retries_total, not logged");
             upstream = null;
+            moveTo(ExchangeState.SENT);
             failedOn.endExchange(this, false, System.nanoTime());
-            proxy.pool(clientChannel.eventLoop()).acquireFresh(this);
+            loop.pool().acquireFresh(this);
             return;
         }
         failedBeforeResponse(cause);
     }
 
     /**
-     * The engine answered the request the sidecar had turned include_usage on for in a way the client must not see:
-     * compressed although asked for identity (compressed bytes cannot be edited, and forwarding them would hand the
-     * client the injected usage), or refused with 400 or 422 (an engine that forbids members it does not know).
-     * Nothing of the response has been forwarded (its head is in hand, not a body byte), so the edited request is
-     * abandoned (the engine stops generating) and the client's own request goes out instead, on a new connection:
-     * the client gets exactly the response it would have got directly.
+     * The rewrite will not have the engine's answer go to the client (an edited request the engine refused, or answered
+     * in a way that cannot be edited back). Nothing of the response has been forwarded (its head is in hand, not a body
+     * byte), so that answer is abandoned (the engine stops generating) and the client's own request goes out instead,
+     * on a new connection: the client gets exactly the response it would have got directly.
      */
-    private void resendAsTheClientWroteIt(IncludeUsagePolicy.Resend why) {
-        traffic.retriedWithoutInjection(why);
-        proxy.warnOnce("retry_" + why.label, (why == IncludeUsagePolicy.Resend.COMPRESSED
-                ? "the engine compressed a stream for which the sidecar had turned include_usage on and asked for "
-                        + "identity encoding"
-                : "the engine refused a request for which the sidecar had turned include_usage on (400 or 422)")
-                + "; the client's own request was sent instead. The sidecar no longer turns include_usage on for a "
-                + "model once its engine has done so and served the client's own request; further cases are counted "
-                + "in llm_sidecar_upstream_retries_total, not logged");
+    private void resendAsTheClientWroteIt() {
         UpstreamConnection abandoned = upstream;
         upstream = null;
-        retried = true;
+        retry.resent();
+        moveTo(ExchangeState.SENT);
         abandoned.endExchange(this, false, System.nanoTime());
-        body.release();
-        body = clientBody;
-        clientBody = null;
+        body.backToTheClientsOwn();
         HttpHeaders h = request.headers();
-        h.setInt(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
-        if (clientAcceptEncoding == null) {
-            h.remove(HttpHeaderNames.ACCEPT_ENCODING);
-        } else {
-            h.set(HttpHeaderNames.ACCEPT_ENCODING, clientAcceptEncoding);
-        }
-        proxy.pool(clientChannel.eventLoop()).acquireFresh(this);
+        h.setInt(HttpHeaderNames.CONTENT_LENGTH, body.wholeLength());
+        llm.undoRewrite(h);
+        loop.pool().acquireFresh(this);
     }
 
     private void onUpstreamBroken(Throwable cause) {
@@ -552,7 +478,7 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
         }
         flushPending();
         UpstreamConnection broken = upstream;
-        finish(Outcome.UPSTREAM_BROKEN, now);
+        finish(ExchangeState.FAILED, Outcome.UPSTREAM_BROKEN, now);
         if (broken != null) {
             broken.endExchange(this, false, now);
         }
@@ -561,17 +487,18 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
     }
 
     private void failedBeforeResponse(Throwable cause) {
-        if (finished || clientGone) {
+        if (state.over()) {
             return;
         }
         SidecarError error = SidecarError.beforeResponse(cause);
-        proxy.warnOnce(error.header, "upstream request failed before its response (" + error.header + ", " + cause
-                + "); further ones are counted in llm_sidecar_http_requests_total{status_class=\"5xx\"}, not logged");
+        context.server().warnOnce(error.header, "upstream request failed before its response (" + error.header + ", "
+                + cause + "); further ones are counted in llm_sidecar_http_requests_total{status_class=\"5xx\"}, not "
+                + "logged");
         LOG.debugf("upstream request failed: %s", cause.toString());
         status = error.status;
         UpstreamConnection failedOn = upstream;
         long now = System.nanoTime();
-        finish(Outcome.UPSTREAM_ERROR, now);
+        finish(ExchangeState.FAILED, Outcome.UPSTREAM_ERROR, now);
         if (failedOn != null) {
             failedOn.endExchange(this, false, now);
         }
@@ -584,20 +511,20 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
      * its body is not read).
      */
     private void bodyTooLarge(boolean declared) {
-        if (finished || clientGone) {
+        if (state.over()) {
             return;
         }
-        traffic.bodyTooLarge(declared);
+        traffic.count(declared ? ProxyEvent.BODY_TOO_LARGE_DECLARED : ProxyEvent.BODY_TOO_LARGE_STREAMED);
         client.setAutoRead(false);
         status = SidecarError.BODY_TOO_LARGE.status;
         UpstreamConnection abandoned = upstream;
         long now = System.nanoTime();
-        finish(Outcome.UPSTREAM_ERROR, now);
+        finish(ExchangeState.FAILED, Outcome.UPSTREAM_ERROR, now);
         if (abandoned != null) {
             abandoned.endExchange(this, false, now);
         }
         closeAfter = true;
-        respondWith(SidecarError.BODY_TOO_LARGE, "the limit is " + proxy.maxRequestBodyBytes + " bytes");
+        respondWith(SidecarError.BODY_TOO_LARGE, "the limit is " + body.maxBytes() + " bytes");
     }
 
     /** Answers with the sidecar's own error, or cuts the response if its head already went out. */
@@ -607,7 +534,7 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
             return;
         }
         headWritten = true;
-        boolean close = closeAfter || proxy.draining();
+        boolean close = closeAfter || context.server().draining();
         closeAfter = close;
         clientChannel.writeAndFlush(error.response(http2 ? HttpVersion.HTTP_1_1 : clientVersion, detail,
                 close && !http2)).addListener(f -> completeResponse());
@@ -615,32 +542,30 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
 
     /** The client went away: the upstream request is cut at once, so the engine stops generating. */
     void onClientGone() {
-        if (clientGone) {
+        if (state == ExchangeState.CLOSED) {
             return;
         }
-        clientGone = true;
         UpstreamConnection cut = upstream;
         long now = System.nanoTime();
-        if (!finished) {
-            finish(Outcome.CLIENT_CANCELLED, now);
+        if (!state.over()) {
+            finish(ExchangeState.FAILED, Outcome.CLIENT_CANCELLED, now);
         }
         if (cut != null) {
             cut.endExchange(this, false, now);
         }
-        releaseQueued();
-        release();
+        close();
     }
 
     /** No bytes from upstream for the idle timeout (a client pausing the read is not an upstream stall). */
     private void armIdleTimer() {
         lastUpstreamActivity = System.nanoTime();
-        proxy.timeouts(clientChannel.eventLoop()).add(this);
+        loop.timeouts().add(this);
     }
 
     @Override
     void tick(long now) {
-        if (finished || clientGone) {
-            proxy.timeouts(clientChannel.eventLoop()).remove(this);
+        if (state.over()) {
+            loop.timeouts().remove(this);
             return;
         }
         if (pausedForClient) {
@@ -648,9 +573,9 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
             return;
         }
         long quiet = now - lastUpstreamActivity;
-        if (quiet >= proxy.upstreamIdleNanos) {
+        if (quiet >= context.upstreamIdleNanos()) {
             TimeoutException timeout = new TimeoutException("no upstream data for " + quiet / 1_000_000 + " ms");
-            if (!responseStarted) {
+            if (!state.responding()) {
                 failedBeforeResponse(timeout);
             } else {
                 UpstreamConnection stalled = upstream;
@@ -666,7 +591,7 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
 
     /** The response is complete on the client's side: the connection serves its next request, or closes. */
     private void completeResponse() {
-        release();
+        close();
         client.exchangeDone(this, closeAfter);
     }
 
@@ -675,48 +600,24 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
      * has been delivered.
      */
     private void resetClient() {
-        release();
+        close();
         client.exchangeDone(this, true);
     }
 
-    /** The in-flight count of this exchange goes, once, whichever way it ended. */
-    private void release() {
-        if (!released) {
-            released = true;
-            proxy.exchangeEnded();
+    /** Out of flight, once, whichever way it ended. */
+    private void close() {
+        if (state != ExchangeState.CLOSED) {
+            moveTo(ExchangeState.CLOSED);
+            context.server().exchangeEnded();
         }
     }
 
-    private void releaseBody() {
-        if (body != null) {
-            body.release();
-            body = null;
-        }
-        if (clientBody != null) {
-            clientBody.release();
-            clientBody = null;
-        }
-        if (collected != null) {
-            collected.release();
-            collected = null;
-        }
-    }
-
-    private void releaseQueued() {
-        for (HttpContent c; queued != null && (c = queued.poll()) != null;) {
-            c.release();
-        }
-    }
-
-    private void finish(Outcome outcome, long nanos) {
-        if (finished) {
-            return;
-        }
-        finished = true;
+    /** The observer hears how it ended, once; what the exchange held goes. */
+    private void finish(ExchangeState end, Outcome outcome, long nanos) {
+        moveTo(end);
         upstream = null;
-        releaseBody();
-        releaseQueued();
-        proxy.timeouts(clientChannel.eventLoop()).remove(this);
+        body.release();
+        loop.timeouts().remove(this);
         observer.ended(outcome, status, nanos);
         if (llm != null) {
             llm.finish(outcome);

@@ -2,10 +2,11 @@ package dev.llmsidecar.proxy;
 
 import dev.llmsidecar.observe.RequestHead;
 import dev.llmsidecar.observe.UpstreamHeaders;
+import dev.llmsidecar.rewrite.Headers;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpRequest;
 
-/** The observer's views of a Netty request head and of the headers the sidecar sends upstream. */
+/** The seam's and the rewrite hook's views of Netty heads and headers. */
 final class NettyHeaders {
 
     private NettyHeaders() {
@@ -38,8 +39,13 @@ final class NettyHeaders {
         }
     }
 
-    /** The headers of the request the sidecar sends upstream. */
-    record Upstream(HttpHeaders headers) implements UpstreamHeaders {
+    /** Headers as the observer (trace context) and a rewrite edit them: the upstream request's, or a response's. */
+    record Upstream(HttpHeaders headers) implements UpstreamHeaders, Headers {
+        @Override
+        public String get(String name) {
+            return headers.get(name);
+        }
+
         @Override
         public void set(String name, String value) {
             headers.set(name, value);

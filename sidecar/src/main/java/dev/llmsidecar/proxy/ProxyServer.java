@@ -1,11 +1,11 @@
 package dev.llmsidecar.proxy;
 
-import dev.llmsidecar.config.SidecarConfig;
-import dev.llmsidecar.observe.Peer;
-import dev.llmsidecar.observe.TrafficObserver;
-import dev.llmsidecar.wire.LlmRoutes;
-import dev.llmsidecar.wire.openai.IncludeUsagePolicy;
 import com.fasterxml.jackson.core.JsonFactory;
+import dev.llmsidecar.config.SidecarConfig;
+import dev.llmsidecar.observe.ProxyEvent;
+import dev.llmsidecar.observe.TrafficObserver;
+import dev.llmsidecar.rewrite.Rewriter;
+import dev.llmsidecar.wire.LlmRoutes;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -14,7 +14,6 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.ServerChannel;
 import io.netty.channel.epoll.EpollEventLoopGroup;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
@@ -69,23 +68,18 @@ public final class ProxyServer {
         public static final Settings DEFAULTS = new Settings(4096, 20 * 1024, Duration.ofMinutes(30));
     }
 
-    final TrafficObserver traffic;
-    final SidecarConfig config;
-    final UpstreamTarget target;
-    final LlmRoutes routes;
-    final IncludeUsagePolicy usagePolicy;
-    final long maxRequestBodyBytes;
-    final ConnectionErrors connectionErrors;
-
+    private final SidecarConfig config;
+    private final UpstreamTarget target;
+    private final LlmRoutes routes;
+    private final ConnectionErrors connectionErrors;
+    private final ExchangeContext exchanges;
     private final EventLoopGroup group;
     private final boolean epoll;
     private final Settings settings;
     private final SslContext upstreamSsl;
     private final long keepAliveNanos;
-    private final Map<EventLoop, UpstreamPool> pools = new ConcurrentHashMap<>();
-    private final Map<EventLoop, LoopTimeouts> timeouts = new ConcurrentHashMap<>();
-    /** Longest silence from upstream before an exchange fails (sidecar.upstream.idle-timeout). */
-    final long upstreamIdleNanos;
+    private final Map<EventLoop, LoopResources> loops = new ConcurrentHashMap<>();
+    private final long upstreamIdleNanos;
     private io.netty.util.concurrent.ScheduledFuture<?> clientIdleSweep;
     private final ChannelGroup clientChannels = new DefaultChannelGroup("llm-sidecar-clients",
             GlobalEventExecutor.INSTANCE);
@@ -97,20 +91,25 @@ public final class ProxyServer {
     private CompletableFuture<Void> drained;
     private Channel serverChannel;
 
-    public ProxyServer(EventLoopGroup group, SidecarConfig config, TrafficObserver traffic, Settings settings) {
+    /**
+     * @param rewriter the request and response rewriting features (include_usage), behind the one hook every
+     *     LLM exchange calls; {@link Rewriter#NONE} for none
+     */
+    public ProxyServer(EventLoopGroup group, SidecarConfig config, TrafficObserver traffic, Rewriter rewriter,
+            Settings settings) {
         this.group = group;
         this.epoll = group instanceof EpollEventLoopGroup;
         this.config = config;
-        this.traffic = traffic;
         this.settings = settings;
         this.target = UpstreamTarget.of(config.upstream().url());
         this.routes = new LlmRoutes(new JsonFactory());
-        this.usagePolicy = new IncludeUsagePolicy(config.llm().injectIncludeUsage());
-        this.maxRequestBodyBytes = config.proxy().maxRequestBodyBytes();
         this.connectionErrors = new ConnectionErrors(traffic);
         Duration keepAlive = config.upstream().keepAliveTimeout();
         this.keepAliveNanos = keepAlive.isNegative() ? 0 : keepAlive.toNanos();
         this.upstreamIdleNanos = Math.max(1, config.upstream().idleTimeout().toNanos());
+        this.exchanges = new ExchangeContext(traffic, rewriter, target, config.upstream().preserveHost(),
+                config.proxy().maxRequestBodyBytes(), config.llm().maxInspectedBodyBytes(),
+                config.llm().maxHeldEventBytes(), upstreamIdleNanos, new ServerHooks());
         try {
             this.upstreamSsl = target.ssl() ? SslContextBuilder.forClient().build() : null;
         } catch (SSLException e) {
@@ -162,7 +161,8 @@ public final class ProxyServer {
             @Override
             protected void initChannel(Channel streamChannel) {
                 streamChannel.pipeline().addLast(new Http2StreamFrameToHttpObjectCodec(true, false),
-                        new ClientChannelHandler(ProxyServer.this, true));
+                        new ClientChannelHandler(exchanges, routes, connectionErrors, loop(streamChannel.eventLoop()),
+                                true));
             }
         };
         HttpServerUpgradeHandler upgrade = new HttpServerUpgradeHandler(codec, protocol ->
@@ -180,18 +180,19 @@ public final class ProxyServer {
             }
         };
         ch.pipeline().addLast(new CleartextHttp2ServerUpgradeHandler(codec, upgrade, priorKnowledge));
-        ch.pipeline().addLast(new ClientChannelHandler(this, false));
+        ch.pipeline().addLast(new ClientChannelHandler(exchanges, routes, connectionErrors, loop(ch.eventLoop()),
+                false));
     }
 
-    /** The upstream connections of {@code loop} (created on first use, from that loop). */
-    UpstreamPool pool(EventLoop loop) {
-        UpstreamPool pool = pools.get(loop);
-        if (pool == null) {
-            pool = pools.computeIfAbsent(loop, l -> new UpstreamPool(l, this::connect, upstreamSsl, target.host(),
-                    target.port(), keepAliveNanos, config.upstream().maxConnections(), traffic::idleConnectionRetired,
-                    () -> connectionErrors.record(Peer.UPSTREAM, new java.io.IOException("idle connection failed"))));
-        }
-        return pool;
+    /** The upstream connections and idle timeouts of {@code loop} (created on first use, from that loop). */
+    private LoopResources loop(EventLoop loop) {
+        LoopResources r = loops.get(loop);
+        return r != null ? r : loops.computeIfAbsent(loop, l -> new LoopResources(
+                new UpstreamPool(l, this::connect, upstreamSsl, target.host(), target.port(), keepAliveNanos,
+                        config.upstream().maxConnections(),
+                        () -> exchanges.traffic().count(ProxyEvent.IDLE_CONNECTION_RETIRED),
+                        () -> connectionErrors.record(Peer.UPSTREAM, new java.io.IOException("idle connection failed"))),
+                new LoopTimeouts(l, upstreamIdleNanos)));
     }
 
     private ChannelFuture connect(EventLoop loop, ChannelInitializer<Channel> init) {
@@ -202,30 +203,34 @@ public final class ProxyServer {
         return b.connect(target.host(), target.port());
     }
 
-    /** The idle timeouts of the exchanges of {@code loop}. */
-    LoopTimeouts timeouts(EventLoop loop) {
-        LoopTimeouts t = timeouts.get(loop);
-        return t != null ? t : timeouts.computeIfAbsent(loop, l -> new LoopTimeouts(l, upstreamIdleNanos));
-    }
-
-    /** Logs {@code message} at WARN the first time {@code kind} happens; later ones are counted, not logged. */
-    void warnOnce(String kind, String message) {
-        if (warned.add(kind)) {
-            LOG.warn(message);
+    /** The server's side of every exchange's life: in-flight count, draining, one-time warnings. */
+    private final class ServerHooks implements ExchangeContext.Server {
+        @Override
+        public boolean draining() {
+            return draining;
         }
-    }
 
-    void logBug(String message, Throwable t) {
-        LOG.error(message, t);
-    }
+        @Override
+        public void exchangeStarted() {
+            inFlight.incrementAndGet();
+        }
 
-    void exchangeStarted() {
-        inFlight.incrementAndGet();
-    }
+        @Override
+        public void exchangeEnded() {
+            inFlight.decrementAndGet();
+        }
 
-    /** An exchange ended (response ended, or its connection closed): once per exchange. */
-    void exchangeEnded() {
-        inFlight.decrementAndGet();
+        @Override
+        public void warnOnce(String kind, String message) {
+            if (warned.add(kind)) {
+                LOG.warn(message);
+            }
+        }
+
+        @Override
+        public void logBug(String message, Throwable t) {
+            LOG.error(message, t);
+        }
     }
 
     /** Requests in progress (responses not yet ended), LLM or not. */
@@ -279,8 +284,8 @@ public final class ProxyServer {
             serverChannel.close().syncUninterruptibly();
         }
         clientChannels.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
-        for (Map.Entry<EventLoop, UpstreamPool> e : pools.entrySet()) {
-            e.getKey().submit(e.getValue()::closeIdle).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        for (Map.Entry<EventLoop, LoopResources> e : loops.entrySet()) {
+            e.getKey().submit(e.getValue().pool()::closeIdle).awaitUninterruptibly(5, TimeUnit.SECONDS);
         }
     }
 }

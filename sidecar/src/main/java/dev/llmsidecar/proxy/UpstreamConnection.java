@@ -29,8 +29,20 @@ final class UpstreamConnection extends ChannelInboundHandlerAdapter {
         void onUpstreamClosed(Throwable cause);
     }
 
+    /** Where the connection goes back when idle, and tells that it closed (its pool). */
+    interface Owner {
+        /** Back from an exchange, reusable. */
+        void release(UpstreamConnection c);
+
+        /** Closed, in any state. */
+        void closed(UpstreamConnection c);
+
+        /** Failed while no exchange was using it. */
+        void connectionError();
+    }
+
     final Channel channel;
-    private final UpstreamPool pool;
+    private final Owner pool;
     /** False for a connection opened for one request only (a request sent again; keep-alive off). */
     final boolean reusable;
     private Listener listener;
@@ -40,7 +52,7 @@ final class UpstreamConnection extends ChannelInboundHandlerAdapter {
     private boolean closed;
     private boolean counted = true;
 
-    UpstreamConnection(Channel channel, UpstreamPool pool, boolean reusable) {
+    UpstreamConnection(Channel channel, Owner pool, boolean reusable) {
         this.channel = channel;
         this.pool = pool;
         this.reusable = reusable;

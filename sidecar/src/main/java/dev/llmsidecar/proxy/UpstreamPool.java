@@ -23,7 +23,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Confined to its event loop: no locks.
  */
-final class UpstreamPool {
+final class UpstreamPool implements UpstreamConnection.Owner {
 
     /** What asked for a connection. */
     interface Waiter {
@@ -46,7 +46,7 @@ final class UpstreamPool {
     private final int sslPort;
     private final long keepAliveNanos;
     private final int maxConnections;
-    private final Runnable onRetired;
+    private final Runnable onRetired; // the count of idle connections retired
     private final Runnable onConnectionError;
     private final ArrayDeque<UpstreamConnection> idle = new ArrayDeque<>();
     private final ArrayDeque<Waiter> waiting = new ArrayDeque<>();
@@ -130,7 +130,8 @@ final class UpstreamPool {
     }
 
     /** Back from an exchange: idle from now, first in line. */
-    void release(UpstreamConnection c) {
+    @Override
+    public void release(UpstreamConnection c) {
         Waiter next = waiting.pollFirst();
         if (next != null) {
             next.connected(c);
@@ -143,7 +144,8 @@ final class UpstreamPool {
     }
 
     /** A connection of this pool closed (any state). */
-    void closed(UpstreamConnection c) {
+    @Override
+    public void closed(UpstreamConnection c) {
         if (c.uncount()) {
             open--;
         }
@@ -152,7 +154,8 @@ final class UpstreamPool {
     }
 
     /** A pooled connection failed while no exchange was using it. */
-    void connectionError() {
+    @Override
+    public void connectionError() {
         onConnectionError.run();
     }
 

@@ -7,7 +7,7 @@ package dev.llmsidecar.timeline;
  * @param streaming the response was an event stream
  * @param ttftNanos time to first token-bearing chunk; for non-streaming responses, equal to e2e (labelled
  *     streaming="false")
- * @param ttfcNanos time to the first chunk of any kind (a role-only prelude counts), streaming only
+ * @param firstResponseChunkNanos time to the first chunk of any kind (a role-only prelude counts), streaming only
  * @param firstReasoningNanos time to the first reasoning chunk
  * @param firstContentNanos time to the first content / tool-call chunk
  * @param e2eNanos to the last token chunk (successful streams with tokens), else to the end of the response
@@ -23,7 +23,7 @@ public record RequestResult(
         Outcome outcome,
         int status,
         long ttftNanos,
-        long ttfcNanos,
+        long firstResponseChunkNanos,
         long firstReasoningNanos,
         long firstContentNanos,
         long e2eNanos,
@@ -52,7 +52,7 @@ public record RequestResult(
         private final Outcome outcome;
         private final int status;
         private long ttftNanos = -1;
-        private long ttfcNanos = -1;
+        private long firstResponseChunkNanos = -1;
         private long firstReasoningNanos = -1;
         private long firstContentNanos = -1;
         private long e2eNanos = -1;
@@ -81,8 +81,8 @@ public record RequestResult(
             return this;
         }
 
-        public Builder timeToFirstChunk(long nanos) {
-            this.ttfcNanos = nanos;
+        public Builder timeToFirstResponseChunk(long nanos) {
+            this.firstResponseChunkNanos = nanos;
             return this;
         }
 
@@ -156,10 +156,18 @@ public record RequestResult(
         }
 
         public RequestResult build() {
-            return new RequestResult(streaming, outcome, status, ttftNanos, ttfcNanos, firstReasoningNanos,
+            return new RequestResult(streaming, outcome, status, ttftNanos, firstResponseChunkNanos, firstReasoningNanos,
                     firstContentNanos, e2eNanos, tpotNanos, upstreamHeadersNanos, outputTokens, outputTokenSource,
                     promptTokens, cachedTokens, finishReason, tokenChunks, undecodableChunks, itl, serverTimings,
                     responseModel, reasoningTokens);
         }
+    }
+
+    /**
+     * OTel {@code error.type} of a failed request: the HTTP error status the client got (the engine's, or the
+     * sidecar's own 502/504), else the outcome (an error inside a 200 stream, a broken stream, a cancel).
+     */
+    public String errorType() {
+        return outcome == Outcome.UPSTREAM_ERROR && status >= 400 ? Integer.toString(status) : outcome.label();
     }
 }

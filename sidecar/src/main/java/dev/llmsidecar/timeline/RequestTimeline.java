@@ -13,7 +13,7 @@ public final class RequestTimeline implements TokenEventSink {
 
     /** Measurements that are final as soon as they happen, for live export. */
     public interface LiveListener {
-        void onFirstChunk(long ttfcNanos);
+        void onFirstResponseChunk(long firstResponseChunkNanos);
 
         void onFirstToken(long ttftNanos);
 
@@ -34,7 +34,7 @@ public final class RequestTimeline implements TokenEventSink {
 
         LiveListener NONE = new LiveListener() {
             @Override
-            public void onFirstChunk(long ttfcNanos) {
+            public void onFirstResponseChunk(long firstResponseChunkNanos) {
             }
 
             @Override
@@ -52,7 +52,7 @@ public final class RequestTimeline implements TokenEventSink {
     private final LiveListener live;
 
     private long upstreamHeadersNanos = -1;
-    private long firstChunkNanos = -1;
+    private long firstResponseChunkNanos = -1;
     private long firstReasoningNanos = -1;
     private long firstContentNanos = -1;
     // grown by doubling; small to start, since thousands of streams are open at once
@@ -99,9 +99,9 @@ public final class RequestTimeline implements TokenEventSink {
 
     @Override
     public void onDataChunk(long nanos) {
-        if (firstChunkNanos < 0) {
-            firstChunkNanos = nanos;
-            live.onFirstChunk(nanos - startNanos);
+        if (firstResponseChunkNanos < 0) {
+            firstResponseChunkNanos = nanos;
+            live.onFirstResponseChunk(nanos - startNanos);
         }
     }
 
@@ -216,7 +216,7 @@ public final class RequestTimeline implements TokenEventSink {
             ttft = effective == Outcome.OK ? e2e : -1;
         }
         result = RequestResult.builder(streaming, effective, status)
-                .ttft(ttft).timeToFirstChunk(rel(firstChunkNanos)).firstReasoning(rel(firstReasoningNanos))
+                .ttft(ttft).timeToFirstResponseChunk(rel(firstResponseChunkNanos)).firstReasoning(rel(firstReasoningNanos))
                 .firstContent(rel(firstContentNanos)).e2e(e2e).tpot(tpot).upstreamHeaders(rel(upstreamHeadersNanos))
                 .outputTokens(outputTokens, source)
                 .promptTokens(usage == null ? -1 : usage.promptTokens(), usage == null ? -1 : usage.cachedTokens())

@@ -121,10 +121,6 @@ public final class InflatingDecoder implements StreamDecoder {
         return Unpooled.EMPTY_BUFFER;
     }
 
-    @Override
-    public UsageReport usageReport() {
-        return inner.usageReport();
-    }
 
     /** Inflates one read as far as it goes and hands the output on, stamped {@code nanos}. */
     private void inflate(byte[] bytes, long nanos) throws DataFormatException {

@@ -1,5 +1,6 @@
 package dev.llmsidecar.wire;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.wire.anthropic.AnthropicMessagesFormat;
 import dev.llmsidecar.wire.llamacpp.LlamaCppFormat;
 import dev.llmsidecar.wire.ollama.OllamaFormat;
@@ -7,7 +8,6 @@ import dev.llmsidecar.wire.openai.OpenAiEmbeddingsFormat;
 import dev.llmsidecar.wire.openai.OpenAiFormat;
 import dev.llmsidecar.wire.openai.OpenAiResponsesFormat;
 import dev.llmsidecar.wire.tgi.TgiFormat;
-import com.fasterxml.jackson.core.JsonFactory;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;

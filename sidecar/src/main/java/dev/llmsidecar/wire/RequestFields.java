@@ -40,7 +40,7 @@ public final class RequestFields {
             if (p.currentToken() != JsonToken.END_OBJECT || p.nextToken() != null) {
                 return InspectedRequest.undecodable(streamDefault, body);
             }
-            return new InspectedRequest(true, model, stream, UsageRequest.NOT_APPLICABLE, null, body);
+            return new InspectedRequest(true, model, stream, body);
         } catch (IOException | RuntimeException e) {
             return InspectedRequest.undecodable(streamDefault, body);
         }

@@ -6,7 +6,7 @@ import io.netty.buffer.Unpooled;
 /**
  * One wire format's view of a response body. It observes the bytes as they arrive and reports token events to
  * a {@link TokenEventSink}; it returns the bytes to forward, which are the received bytes themselves except
- * where a format documents a removal (the injected include_usage chunk).
+ * where a rewrite asked its decoder to cut (OpenAI's, for include_usage).
  *
  * <p>Ownership: a decoder takes the reference to each read it is given and hands back one to what it returns. The
  * common case returns the read itself (the same object: nothing copied); a decoder that forwards other bytes has
@@ -26,10 +26,5 @@ public interface StreamDecoder {
      */
     default ByteBuf releaseHeld() {
         return Unpooled.EMPTY_BUFFER;
-    }
-
-    /** What the decoder saw and did about usage; {@link UsageReport#NONE} for formats without usage handling. */
-    default UsageReport usageReport() {
-        return UsageReport.NONE;
     }
 }

@@ -8,11 +8,10 @@ import java.util.function.UnaryOperator;
  * @param contentType the upstream Content-Type, or null
  * @param headers a header of the upstream response by name, or null (TGI reports its timings there)
  * @param hasLength the response has a Content-Length
- * @param usage what the decoder does about usage in the stream
  * @param maxHeldEventBytes largest SSE event held while stripping
  * @param maxBodyBytes largest non-streaming body copied aside for decoding
  */
-public record UpstreamResponse(String contentType, UnaryOperator<String> headers, boolean hasLength, UsageHandling usage,
+public record UpstreamResponse(String contentType, UnaryOperator<String> headers, boolean hasLength,
         int maxHeldEventBytes, int maxBodyBytes) {
 
     public boolean eventStream() {

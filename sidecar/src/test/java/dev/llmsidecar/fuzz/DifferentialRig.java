@@ -3,7 +3,7 @@ package dev.llmsidecar.fuzz;
 import dev.llmsidecar.fuzz.StreamScenario.Phase;
 import dev.llmsidecar.sim.EngineBehaviour;
 import dev.llmsidecar.support.ProxyFixture;
-import io.micrometer.core.instrument.Counter;
+import dev.llmsidecar.support.Scrape;
 import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -266,8 +266,9 @@ final class DifferentialRig implements AutoCloseable {
         return sb.append(limit < to ? "\"..." : "\"").toString();
     }
 
+    /** A counter of the contract (its dotted name), read off the registry without rendering the rest. */
     private double count(String name) {
-        return fixture.registry.find(name).counters().stream().mapToDouble(Counter::count).sum();
+        return Scrape.value(fixture.registry.getPrometheusRegistry(), name.replace('.', '_'));
     }
 
     /**

@@ -2,17 +2,16 @@ package dev.llmsidecar.fuzz;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.code_intelligence.jazzer.api.FuzzedDataProvider;
+import com.code_intelligence.jazzer.junit.DictionaryEntries;
+import com.code_intelligence.jazzer.junit.FuzzTest;
+import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.support.RecordingSink;
 import dev.llmsidecar.wire.NdjsonDecoder;
 import dev.llmsidecar.wire.ResponseModelProbe;
 import dev.llmsidecar.wire.StreamDecoder;
 import dev.llmsidecar.wire.UpstreamResponse;
-import dev.llmsidecar.wire.UsageHandling;
 import dev.llmsidecar.wire.ollama.OllamaFormat;
-import com.code_intelligence.jazzer.api.FuzzedDataProvider;
-import com.code_intelligence.jazzer.junit.DictionaryEntries;
-import com.code_intelligence.jazzer.junit.FuzzTest;
-import com.fasterxml.jackson.core.JsonFactory;
 import io.netty.buffer.ByteBuf;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -91,7 +90,7 @@ class NdjsonDecoderFuzzTest {
 
         // the real format's line handler on the same bytes: whatever it makes of them, nothing escapes
         UpstreamResponse response = new UpstreamResponse("application/x-ndjson", name -> null,
-                false, UsageHandling.PASS, UNLIMITED, maxLineBytes);
+                false, UNLIMITED, maxLineBytes);
         forwardsEveryRead(new OllamaFormat(JSON).decoder(new RecordingSink(), response), stream, reads);
     }
 

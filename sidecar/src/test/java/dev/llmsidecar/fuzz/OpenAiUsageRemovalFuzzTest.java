@@ -2,24 +2,24 @@ package dev.llmsidecar.fuzz;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.llmsidecar.fuzz.OpenAiStreamGenerator.Injection;
-import dev.llmsidecar.fuzz.OpenAiStreamGenerator.Streams;
-import dev.llmsidecar.support.RecordingSink;
-import dev.llmsidecar.wire.UsageHandling;
-import dev.llmsidecar.wire.UsageReport;
-import dev.llmsidecar.wire.openai.OpenAiChunkParser;
-import dev.llmsidecar.wire.openai.OpenAiSseDecoder;
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.DictionaryEntries;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import com.fasterxml.jackson.core.JsonFactory;
+import dev.llmsidecar.fuzz.OpenAiStreamGenerator.Injection;
+import dev.llmsidecar.fuzz.OpenAiStreamGenerator.Streams;
+import dev.llmsidecar.support.RecordingSink;
+import dev.llmsidecar.wire.openai.OpenAiChunkParser;
+import dev.llmsidecar.wire.openai.OpenAiSseDecoder;
+import dev.llmsidecar.wire.openai.UsageMode;
+import dev.llmsidecar.wire.openai.UsageReport;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.io.ByteArrayOutputStream;
 import java.util.List;
 
 /**
- * The include_usage remover ({@link OpenAiSseDecoder} with {@link UsageHandling#REMOVE}): the client gets the
+ * The include_usage remover ({@link OpenAiSseDecoder} with {@link UsageMode#REMOVE}): the client gets the
  * engine's bytes minus exactly what include_usage added, whatever the reads.
  */
 class OpenAiUsageRemovalFuzzTest {
@@ -40,7 +40,7 @@ class OpenAiUsageRemovalFuzzTest {
         byte[] injected = streams.injected();
 
         RecordingSink removing = new RecordingSink();
-        OpenAiSseDecoder remover = new OpenAiSseDecoder(removing, PARSER, UsageHandling.REMOVE, maxHeld);
+        OpenAiSseDecoder remover = new OpenAiSseDecoder(removing, PARSER, UsageMode.REMOVE, maxHeld);
         byte[] out = Reads.feedAndEnd(remover, injected, splits.reads(injected.length));
         assertThat(Reads.text(out)).as(() -> streams.injection() + " stream, hold " + maxHeld + ", reads " + splits
                 + ", injected:\n" + Reads.text(injected)).isEqualTo(Reads.text(streams.plain()));
@@ -54,7 +54,7 @@ class OpenAiUsageRemovalFuzzTest {
         // what was read from the injected stream is what is read from the engine's plain one (when every injected
         // event is read: "usage":null can make one too large that was not)
         RecordingSink plain = new RecordingSink();
-        byte[] passed = Reads.feedAndEnd(new OpenAiSseDecoder(plain, PARSER, UsageHandling.PASS, maxHeld),
+        byte[] passed = Reads.feedAndEnd(new OpenAiSseDecoder(plain, PARSER, UsageMode.PASS, maxHeld),
                 streams.plain(), splits.reads(streams.plain().length));
         assertThat(passed).isEqualTo(streams.plain());
         if (streams.largestEventBytes() <= maxHeld) {
@@ -64,7 +64,7 @@ class OpenAiUsageRemovalFuzzTest {
             assertThat(removing.undecodable).isZero();
         }
 
-        for (UsageHandling untouched : List.of(UsageHandling.PASS, UsageHandling.OBSERVE)) {
+        for (UsageMode untouched : List.of(UsageMode.PASS, UsageMode.OBSERVE)) {
             OpenAiSseDecoder decoder = new OpenAiSseDecoder(new RecordingSink(), PARSER, untouched, maxHeld);
             assertThat(Reads.feedAndEnd(decoder, injected, splits.reads(injected.length))).as(untouched.name())
                     .isEqualTo(injected);
@@ -98,7 +98,7 @@ class OpenAiUsageRemovalFuzzTest {
         int fed = reads.isEmpty() ? 0 : reads.get(reads.size() - 1)[1];
 
         RecordingSink sink = new RecordingSink();
-        OpenAiSseDecoder remover = new OpenAiSseDecoder(sink, PARSER, UsageHandling.REMOVE, maxHeld);
+        OpenAiSseDecoder remover = new OpenAiSseDecoder(sink, PARSER, UsageMode.REMOVE, maxHeld);
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         out.writeBytes(Reads.feed(remover, stream, reads));
         // the upstream broke off, or ended: the held bytes go out as they are
@@ -110,7 +110,7 @@ class OpenAiUsageRemovalFuzzTest {
                 + " of:\n" + Reads.text(stream)).isEqualTo(Reads.text(expected.forwarded()));
         assertThat(remover.usageReport().chunksRemoved()).isEqualTo(expected.usageOnlyChunks());
 
-        for (UsageHandling untouched : List.of(UsageHandling.PASS, UsageHandling.OBSERVE)) {
+        for (UsageMode untouched : List.of(UsageMode.PASS, UsageMode.OBSERVE)) {
             OpenAiSseDecoder decoder = new OpenAiSseDecoder(new RecordingSink(), PARSER, untouched, maxHeld);
             for (int[] read : reads) {
                 ByteBuf chunk = Unpooled.wrappedBuffer(stream, read[0], read[1] - read[0]);

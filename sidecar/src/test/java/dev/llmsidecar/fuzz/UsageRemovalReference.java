@@ -1,9 +1,9 @@
 package dev.llmsidecar.fuzz;
 
 import dev.llmsidecar.support.RecordingSink;
-import dev.llmsidecar.wire.UsageHandling;
 import dev.llmsidecar.wire.openai.OpenAiChunkParser;
 import dev.llmsidecar.wire.openai.OpenAiSseDecoder;
+import dev.llmsidecar.wire.openai.UsageMode;
 import java.io.ByteArrayOutputStream;
 import java.util.List;
 
@@ -26,7 +26,7 @@ final class UsageRemovalReference {
      *     decoder held goes out as it was
      */
     static Expected forward(byte[] bytes, int length, OpenAiChunkParser parser, int maxHeldBytes, boolean ended) {
-        OpenAiSseDecoder decoder = new OpenAiSseDecoder(new RecordingSink(), parser, UsageHandling.REMOVE, maxHeldBytes);
+        OpenAiSseDecoder decoder = new OpenAiSseDecoder(new RecordingSink(), parser, UsageMode.REMOVE, maxHeldBytes);
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         byte[] all = Reads.feed(decoder, bytes, length == 0 ? List.of() : List.of(new int[] {0, length}));
         out.writeBytes(all);

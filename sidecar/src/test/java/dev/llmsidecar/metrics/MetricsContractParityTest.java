@@ -164,7 +164,7 @@ class MetricsContractParityTest {
             for (RequestResult r : List.of(stream(Outcome.OK, 200, true), stream(Outcome.UPSTREAM_ERROR, 500, false),
                     stream(Outcome.CLIENT_CANCELLED, 200, false), whole(true))) {
                 var live = metrics.requestStarted("m", "t", "chat", null, r.streaming());
-                live.onFirstChunk(10 * MS);
+                live.onFirstResponseChunk(10 * MS);
                 live.onFirstToken(100 * MS);
                 live.onFirstReasoningToken(100 * MS);
                 live.onFirstAnswerToken(150 * MS);
@@ -181,7 +181,6 @@ class MetricsContractParityTest {
             metrics.chunkWritten(MS);
             metrics.sampleQueueDepth();
             metrics.httpRequest("llm", "2xx");
-            metrics.bodyNotInspected("not_json");
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
             while (!(scraper.latest().kind() != dev.llmsidecar.engine.EngineKind.UNKNOWN && health.started()
                     && !served.names().isEmpty()) && System.nanoTime() < deadline) {

@@ -2,6 +2,7 @@ package dev.llmsidecar.support;
 
 import dev.llmsidecar.app.SidecarTelemetry;
 import dev.llmsidecar.config.SidecarConfig;
+import dev.llmsidecar.includeusage.IncludeUsage;
 import dev.llmsidecar.otel.OtelPipeline;
 import dev.llmsidecar.proxy.ProxyServer;
 import dev.llmsidecar.sim.EngineBehaviour;
@@ -82,7 +83,7 @@ public final class ProxyFixture implements AutoCloseable {
                                 sidecar.metrics().nativeMaxBuckets())));
         // the proxy on the event loops of the fixture's Vert.x, as the application runs it on the application's
         proxy = new ProxyServer(vertx.nettyEventLoopGroup(), sidecar, telemetry.traffic(),
-                ProxyServer.Settings.DEFAULTS);
+                new IncludeUsage(sidecar.llm().injectIncludeUsage(), telemetry.traffic()), ProxyServer.Settings.DEFAULTS);
         proxyPort = proxy.start("127.0.0.1", 0);
         client = vertx.createHttpClient(new HttpClientOptions().setDefaultHost("127.0.0.1"),
                 new PoolOptions().setHttp1MaxSize(1000));

@@ -18,7 +18,7 @@ class RequestTimelineTest {
         final List<Long> gaps = new ArrayList<>();
 
         @Override
-        public void onFirstChunk(long n) {
+        public void onFirstResponseChunk(long n) {
             ttfc.add(n);
         }
 
@@ -52,7 +52,7 @@ class RequestTimelineTest {
         t.onUsage(new Usage(30, 10, 16));
         t.onFinishReason("stop");
         RequestResult r = t.finish(t0 + 390 * MS, Outcome.OK, 200);
-        assertThat(r.ttfcNanos()).isEqualTo(5 * MS);
+        assertThat(r.firstResponseChunkNanos()).isEqualTo(5 * MS);
         assertThat(r.ttftNanos()).isEqualTo(200 * MS);
         assertThat(r.e2eNanos()).isEqualTo(380 * MS);
         assertThat(r.tpotNanos()).isEqualTo(20 * MS);

@@ -2,8 +2,8 @@ package dev.llmsidecar.wire;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.llmsidecar.support.RecordingSink;
 import com.fasterxml.jackson.core.JsonFactory;
+import dev.llmsidecar.support.RecordingSink;
 import io.vertx.core.buffer.Buffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Random;
@@ -49,7 +49,7 @@ class LlmRoutesTest {
                 .satisfies(r -> {
                     assertThat(r.model()).isEqualTo("text-embedding-3-small");
                     assertThat(r.stream()).isFalse();
-                    assertThat(r.usageEdit()).isNull();
+                    assertThat(r).as("no stream_options to edit").isExactlyInstanceOf(InspectedRequest.class);
                 });
         String body = "{\"object\":\"list\",\"data\":[{\"object\":\"embedding\",\"index\":0,\"embedding\":[-0.006929,"
                 + "-0.005336,3.1e-05]}],\"model\":\"text-embedding-3-small\",\"usage\":{\"prompt_tokens\":5,\"total_tokens\":5}}";

@@ -26,7 +26,7 @@ public final class WireHarness {
     }
 
     public static UpstreamResponse response(String contentType, MultiMap headers) {
-        return new UpstreamResponse(contentType, headers::get, false, UsageHandling.PASS, 1 << 20, 1 << 24);
+        return new UpstreamResponse(contentType, headers::get, false, 1 << 20, 1 << 24);
     }
 
     /** Feeds {@code bytes} cut at the given offsets; returns the forwarded bytes. */

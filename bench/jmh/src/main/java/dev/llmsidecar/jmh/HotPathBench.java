@@ -107,8 +107,8 @@ public class HotPathBench {
             public void onUndecodable() {
             }
         };
-        stripping = new OpenAiSseDecoder(sink, parser, dev.llmsidecar.wire.UsageHandling.REMOVE, 1 << 20);
-        plain = new OpenAiSseDecoder(sink, parser, dev.llmsidecar.wire.UsageHandling.PASS, 1 << 20);
+        stripping = new OpenAiSseDecoder(sink, parser, dev.llmsidecar.wire.openai.UsageMode.REMOVE, 1 << 20);
+        plain = new OpenAiSseDecoder(sink, parser, dev.llmsidecar.wire.openai.UsageMode.PASS, 1 << 20);
         PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         CompositeMeterRegistry composite = new CompositeMeterRegistry();
         composite.add(prometheus);

@@ -1,9 +1,9 @@
 package dev.llmsidecar.wire.anthropic;
 
-import dev.llmsidecar.wire.JsonReads;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import dev.llmsidecar.wire.JsonReads;
 import java.io.IOException;
 
 /**

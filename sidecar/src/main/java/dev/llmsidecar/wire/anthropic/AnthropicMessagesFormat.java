@@ -1,5 +1,6 @@
 package dev.llmsidecar.wire.anthropic;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.wire.FinishReason;
 import dev.llmsidecar.wire.JsonBodyDecoder;
 import dev.llmsidecar.wire.JsonWireFormat;
@@ -8,7 +9,6 @@ import dev.llmsidecar.wire.StreamDecoder;
 import dev.llmsidecar.wire.TokenEventSink;
 import dev.llmsidecar.wire.UpstreamResponse;
 import dev.llmsidecar.wire.Usage;
-import com.fasterxml.jackson.core.JsonFactory;
 
 /**
  * Anthropic Messages ({@code POST /v1/messages}). Tokens are {@code content_block_delta} events with text

@@ -1,13 +1,13 @@
 package dev.llmsidecar.wire.llamacpp;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import dev.llmsidecar.wire.FinishReason;
 import dev.llmsidecar.wire.JsonReads;
 import dev.llmsidecar.wire.ServerTimings;
 import dev.llmsidecar.wire.TokenEventSink;
 import dev.llmsidecar.wire.Usage;
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
 
 /**

@@ -1,12 +1,12 @@
 package dev.llmsidecar.wire.llamacpp;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.wire.JsonBodyDecoder;
 import dev.llmsidecar.wire.JsonWireFormat;
 import dev.llmsidecar.wire.SseDecoder;
 import dev.llmsidecar.wire.StreamDecoder;
 import dev.llmsidecar.wire.TokenEventSink;
 import dev.llmsidecar.wire.UpstreamResponse;
-import com.fasterxml.jackson.core.JsonFactory;
 
 /**
  * llama.cpp server's native {@code POST /completion} ({@code /completions}): SSE events with {@code content}

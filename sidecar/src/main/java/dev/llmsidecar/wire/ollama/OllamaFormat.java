@@ -1,12 +1,12 @@
 package dev.llmsidecar.wire.ollama;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.wire.JsonBodyDecoder;
 import dev.llmsidecar.wire.JsonWireFormat;
 import dev.llmsidecar.wire.NdjsonDecoder;
 import dev.llmsidecar.wire.StreamDecoder;
 import dev.llmsidecar.wire.TokenEventSink;
 import dev.llmsidecar.wire.UpstreamResponse;
-import com.fasterxml.jackson.core.JsonFactory;
 
 /**
  * Ollama's native API ({@code /api/chat}, {@code /api/generate}): one JSON object per line

@@ -3,12 +3,12 @@ package dev.llmsidecar.wire.openai;
 import static dev.llmsidecar.wire.JsonReads.nonEmptyContainer;
 import static dev.llmsidecar.wire.JsonReads.nonEmptyString;
 
-import dev.llmsidecar.wire.ResponseModelProbe;
-import dev.llmsidecar.wire.ServerTimings;
-import dev.llmsidecar.wire.Usage;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import dev.llmsidecar.wire.ResponseModelProbe;
+import dev.llmsidecar.wire.ServerTimings;
+import dev.llmsidecar.wire.Usage;
 import java.io.IOException;
 
 /**

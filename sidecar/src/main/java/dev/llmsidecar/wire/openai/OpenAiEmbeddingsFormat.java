@@ -1,10 +1,10 @@
 package dev.llmsidecar.wire.openai;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.wire.JsonBodyDecoder;
 import dev.llmsidecar.wire.JsonWireFormat;
 import dev.llmsidecar.wire.TokenEventSink;
 import dev.llmsidecar.wire.UpstreamResponse;
-import com.fasterxml.jackson.core.JsonFactory;
 
 /**
  * OpenAI {@code /v1/embeddings}: never streamed. Timed as a non-streaming request; only input tokens

@@ -1,18 +1,17 @@
 package dev.llmsidecar.wire.openai;
 
-import dev.llmsidecar.wire.InspectedRequest;
+import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.wire.JsonBodyDecoder;
 import dev.llmsidecar.wire.JsonWireFormat;
 import dev.llmsidecar.wire.StreamDecoder;
 import dev.llmsidecar.wire.TokenEventSink;
 import dev.llmsidecar.wire.UpstreamResponse;
-import com.fasterxml.jackson.core.JsonFactory;
 import io.vertx.core.buffer.Buffer;
 
 /**
  * OpenAI chat completions and text completions (also what vLLM, SGLang, llama.cpp and Ollama serve under
- * /v1): SSE chunks with {@code choices[].delta}, or one JSON body. The only format with a request edit
- * (include_usage injection) and a response edit (removal of the injected usage chunk).
+ * /v1): SSE chunks with {@code choices[].delta}, or one JSON body. Its requests say whether the stream carries usage,
+ * and its decoder can remove that usage in its one pass ({@link UsageMode}): what include_usage builds on.
  */
 public final class OpenAiFormat extends JsonWireFormat {
 
@@ -25,15 +24,20 @@ public final class OpenAiFormat extends JsonWireFormat {
         this.parser = new OpenAiChunkParser(json);
     }
 
-    /** Its own inspector: the one format whose request may be edited (include_usage). */
+    /** Its own inspector: it also reads stream_options, which a rewrite may edit (include_usage). */
     @Override
-    public InspectedRequest inspect(Buffer body) {
+    public OpenAiRequest inspect(Buffer body) {
         return inspector.inspect(body);
     }
 
     @Override
     protected StreamDecoder streamDecoder(TokenEventSink sink, UpstreamResponse response) {
-        return new OpenAiSseDecoder(sink, parser, response.usage(), response.maxHeldEventBytes());
+        return sseDecoder(sink, response, UsageMode.PASS);
+    }
+
+    /** The stream decoder with what it does about usage in the stream: pass, observe, or remove it. */
+    public OpenAiSseDecoder sseDecoder(TokenEventSink sink, UpstreamResponse response, UsageMode usage) {
+        return new OpenAiSseDecoder(sink, parser, usage, response.maxHeldEventBytes());
     }
 
     @Override

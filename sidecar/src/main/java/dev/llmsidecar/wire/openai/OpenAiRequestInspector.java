@@ -1,12 +1,9 @@
 package dev.llmsidecar.wire.openai;
 
-import dev.llmsidecar.wire.BodyEdit;
-import dev.llmsidecar.wire.InspectedRequest;
-import dev.llmsidecar.wire.JsonReads;
-import dev.llmsidecar.wire.UsageRequest;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import dev.llmsidecar.wire.JsonReads;
 import io.vertx.core.buffer.Buffer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -32,13 +29,13 @@ public final class OpenAiRequestInspector {
         this.json = json;
     }
 
-    public InspectedRequest inspect(Buffer body) {
+    public OpenAiRequest inspect(Buffer body) {
         Scan scan = scan(body.getBytes());
         if (scan == null) {
-            return InspectedRequest.undecodable(false, body);
+            return OpenAiRequest.undecodable(body);
         }
         if (!scan.stream) {
-            return new InspectedRequest(true, scan.model, false, UsageRequest.NOT_APPLICABLE, null, body);
+            return new OpenAiRequest(true, scan.model, false, UsageRequest.NOT_APPLICABLE, null, body);
         }
         UsageRequest usage;
         BodyEdit edit = null;
@@ -60,7 +57,7 @@ public final class OpenAiRequestInspector {
                 edit = new BodyEdit(scan.objectAt + 1, 0, STREAM_OPTIONS_MEMBER);
             }
         }
-        return new InspectedRequest(true, scan.model, true, usage, edit, body);
+        return new OpenAiRequest(true, scan.model, true, usage, edit, body);
     }
 
     private static final class Scan {

@@ -1,12 +1,12 @@
 package dev.llmsidecar.wire.openai;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.wire.JsonBodyDecoder;
 import dev.llmsidecar.wire.JsonWireFormat;
 import dev.llmsidecar.wire.SseDecoder;
 import dev.llmsidecar.wire.StreamDecoder;
 import dev.llmsidecar.wire.TokenEventSink;
 import dev.llmsidecar.wire.UpstreamResponse;
-import com.fasterxml.jackson.core.JsonFactory;
 
 /**
  * OpenAI Responses API ({@code POST /v1/responses}): typed SSE events. Tokens are the {@code response.*.delta}

@@ -4,8 +4,6 @@ import dev.llmsidecar.wire.ResponseModelProbe;
 import dev.llmsidecar.wire.SseEventSplitter;
 import dev.llmsidecar.wire.StreamDecoder;
 import dev.llmsidecar.wire.TokenEventSink;
-import dev.llmsidecar.wire.UsageHandling;
-import dev.llmsidecar.wire.UsageReport;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.util.ByteProcessor;
@@ -20,10 +18,10 @@ import java.util.Set;
  * that holds a usage member besides a usage-only chunk (OpenAI's {@code "usage":null} on every chunk, a usage merged
  * into the final chunk) is read a second time, by {@link UsageMemberFinder}, for the exact bytes to cut.
  *
- * <p>{@link UsageHandling#PASS} and {@link UsageHandling#OBSERVE}: every read is forwarded as is, at once. OBSERVE
+ * <p>{@link UsageMode#PASS} and {@link UsageMode#OBSERVE}: every read is forwarded as is, at once. OBSERVE
  * (a stream the sidecar learns an engine's layout from, rare) also runs the finder over every byte, so that a usage
  * member the engine sends on its own is seen even in an event too large to read.
- * {@link UsageHandling#REMOVE} (the sidecar turned include_usage on): every trace of it is removed, to the byte —
+ * {@link UsageMode#REMOVE} (the sidecar turned include_usage on): every trace of it is removed, to the byte —
  * usage-only chunks ({@code "choices":[]}) whole, and usage members of chunks that stay with their separating comma.
  * Complete events are forwarded at once, as slices of the read (nothing is copied; a read with nothing to remove is
  * forwarded itself); an incomplete one is held (copied) until its terminating empty line (an SSE client cannot act on
@@ -40,7 +38,7 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
     private final TokenEventSink sink;
     private final OpenAiChunkParser parser;
     private final SseEventSplitter splitter;
-    private final UsageHandling usage;
+    private final UsageMode usage;
     private final ResponseModelProbe model;
 
     private long nanos;
@@ -69,7 +67,7 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
     private boolean layoutDiffers;
     private Set<String> firstChunkMembers;
 
-    public OpenAiSseDecoder(TokenEventSink sink, OpenAiChunkParser parser, UsageHandling usage, int maxHeldBytes) {
+    public OpenAiSseDecoder(TokenEventSink sink, OpenAiChunkParser parser, UsageMode usage, int maxHeldBytes) {
         this.sink = sink;
         this.parser = parser;
         this.usage = usage;
@@ -83,9 +81,9 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
         if (broken) {
             return chunk;
         }
-        if (usage != UsageHandling.REMOVE) {
+        if (usage != UsageMode.REMOVE) {
             try {
-                if (usage == UsageHandling.OBSERVE) {
+                if (usage == UsageMode.OBSERVE) {
                     chunk.forEachByte(finder());
                 }
                 splitter.feed(chunk);
@@ -142,7 +140,7 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
         return forwardUpTo(end, end);
     }
 
-    @Override
+    /** What the decoder saw and did about usage, read once the stream has ended. */
     public UsageReport usageReport() {
         return new UsageReport(chunksRemoved, membersRemoved, membersKept, usageMembers, tokenCounts, layoutDiffers);
     }
@@ -286,7 +284,7 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
     @Override
     public void onUsageMember(long from, long to) {
         usageMembers = true;
-        if (usage == UsageHandling.REMOVE) {
+        if (usage == UsageMode.REMOVE) {
             eventMembersFound++;
             membersRemoved++;
             cut(from, to);
@@ -307,7 +305,7 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
     public void onEvent(byte[] data, int length, String eventType, boolean oversize, long start, long end) {
         if (oversize) {
             sink.onUndecodable();
-            if (usage == UsageHandling.REMOVE) {
+            if (usage == UsageMode.REMOVE) {
                 followOversizeEvent(start, end); // to its end: the finder leaves off here
                 finderStreaming = false;
             }
@@ -332,7 +330,7 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
         model.look(data, 0, length, sink);
         tokenCounts |= chunk.usage() != null;
         usageMembers |= chunk.usageMember();
-        if (usage == UsageHandling.REMOVE) {
+        if (usage == UsageMode.REMOVE) {
             removeUsage(chunk, data, length, start, end);
         }
     }
@@ -360,7 +358,7 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
     @Override
     public void onEventEndExtended(long newEnd, boolean crlfLines) {
         // the LF of a CRLF belongs to the dropped event, not a bare LF after an event of CR-ended lines
-        if (usage == UsageHandling.REMOVE && lastDroppedEventEnd == newEnd - 1 && crlfLines) {
+        if (usage == UsageMode.REMOVE && lastDroppedEventEnd == newEnd - 1 && crlfLines) {
             cut(newEnd - 1, newEnd);
             lastDroppedEventEnd = newEnd;
         }

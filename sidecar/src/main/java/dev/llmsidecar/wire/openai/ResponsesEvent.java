@@ -1,12 +1,12 @@
 package dev.llmsidecar.wire.openai;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import dev.llmsidecar.wire.FinishReason;
 import dev.llmsidecar.wire.JsonReads;
 import dev.llmsidecar.wire.TokenEventSink;
 import dev.llmsidecar.wire.Usage;
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
 
 /**

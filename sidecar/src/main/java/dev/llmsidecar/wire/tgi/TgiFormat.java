@@ -1,5 +1,6 @@
 package dev.llmsidecar.wire.tgi;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.wire.FinishReason;
 import dev.llmsidecar.wire.InspectedRequest;
 import dev.llmsidecar.wire.JsonBodyDecoder;
@@ -11,8 +12,6 @@ import dev.llmsidecar.wire.StreamDecoder;
 import dev.llmsidecar.wire.TokenEventSink;
 import dev.llmsidecar.wire.UpstreamResponse;
 import dev.llmsidecar.wire.Usage;
-import dev.llmsidecar.wire.UsageRequest;
-import com.fasterxml.jackson.core.JsonFactory;
 import io.vertx.core.buffer.Buffer;
 
 /**
@@ -35,7 +34,7 @@ public final class TgiFormat extends JsonWireFormat {
     @Override
     public InspectedRequest inspect(Buffer body) {
         InspectedRequest r = super.inspect(body);
-        return new InspectedRequest(r.decodable(), r.model(), streamPath, UsageRequest.NOT_APPLICABLE, null, body);
+        return new InspectedRequest(r.decodable(), r.model(), streamPath, body);
     }
 
     @Override

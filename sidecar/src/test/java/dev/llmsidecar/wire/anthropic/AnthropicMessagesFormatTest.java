@@ -9,9 +9,9 @@ import static dev.llmsidecar.wire.WireHarness.response;
 import static dev.llmsidecar.wire.WireHarness.stamp;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.support.RecordingSink;
 import dev.llmsidecar.wire.InspectedRequest;
-import com.fasterxml.jackson.core.JsonFactory;
 import io.vertx.core.buffer.Buffer;
 import org.junit.jupiter.api.Test;
 
@@ -139,7 +139,7 @@ class AnthropicMessagesFormatTest {
                 + "\"messages\":[{\"role\":\"user\",\"content\":\"Hello\"}],\"stream\":true}"));
         assertThat(r.model()).isEqualTo("claude-sonnet-4-5");
         assertThat(r.stream()).isTrue();
-        assertThat(r.usageEdit()).isNull();
+        assertThat(r).as("no stream_options to edit").isExactlyInstanceOf(InspectedRequest.class);
         assertThat(FORMAT.inspect(Buffer.buffer("{\"model\":\"m\"}")).stream()).isFalse();
     }
 }

@@ -2,8 +2,6 @@ package dev.llmsidecar.wire.openai;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.llmsidecar.wire.InspectedRequest;
-import dev.llmsidecar.wire.UsageRequest;
 import com.fasterxml.jackson.core.JsonFactory;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
@@ -13,14 +11,14 @@ class OpenAiRequestInspectorTest {
 
     final OpenAiRequestInspector inspector = new OpenAiRequestInspector(new JsonFactory());
 
-    InspectedRequest inspect(String body) {
+    OpenAiRequest inspect(String body) {
         return inspector.inspect(Buffer.buffer(body));
     }
 
     @Test
     void describesTheIncludeUsageEditWhenAbsentAndKeepsEveryOtherByte() {
         String body = "{ \"model\" : \"m-1\", \"stream\": true,\n \"messages\":[{\"role\":\"user\",\"content\":\"hé\"}] }";
-        InspectedRequest r = inspect(body);
+        OpenAiRequest r = inspect(body);
         assertThat(r.model()).isEqualTo("m-1");
         assertThat(r.stream()).isTrue();
         assertThat(r.usage()).isEqualTo(UsageRequest.ABSENT);
@@ -40,15 +38,15 @@ class OpenAiRequestInspectorTest {
 
     @Test
     void neverOverridesAnExplicitFalseNorTouchesOtherStreamOptions() {
-        InspectedRequest declined = inspect("{\"stream\":true,\"stream_options\":{\"include_usage\":false}}");
+        OpenAiRequest declined = inspect("{\"stream\":true,\"stream_options\":{\"include_usage\":false}}");
         assertThat(declined.usage()).isEqualTo(UsageRequest.DECLINED);
         assertThat(declined.usageEdit()).isNull();
-        InspectedRequest other = inspect("{\"stream\":true,\"stream_options\":{\"continuous_usage_stats\":true},\"model\":\"m\"}");
+        OpenAiRequest other = inspect("{\"stream\":true,\"stream_options\":{\"continuous_usage_stats\":true},\"model\":\"m\"}");
         assertThat(other.usage()).isEqualTo(UsageRequest.OTHER_OPTIONS);
         assertThat(other.usageEdit()).isNull();
         assertThat(inspect("{\"model\":\"m\",\"stream\":true,\"stream_options\":\"bad\"}").usage())
                 .isEqualTo(UsageRequest.OTHER_OPTIONS);
-        InspectedRequest asked = inspect("{\"stream\":true,\"stream_options\":{\"include_usage\":true,\"x\":1}}");
+        OpenAiRequest asked = inspect("{\"stream\":true,\"stream_options\":{\"include_usage\":true,\"x\":1}}");
         assertThat(asked.usage()).isEqualTo(UsageRequest.ASKED);
         assertThat(asked.usageEdit()).isNull();
     }
@@ -56,7 +54,7 @@ class OpenAiRequestInspectorTest {
     @Test
     void aRequestThatDoesNotStreamHasNothingToEdit() {
         for (String body : new String[] {"{\"model\":\"m\",\"stream\":false}", "{\"model\":\"m\"}"}) {
-            InspectedRequest r = inspect(body);
+            OpenAiRequest r = inspect(body);
             assertThat(r.usage()).as(body).isEqualTo(UsageRequest.NOT_APPLICABLE);
             assertThat(r.usageEdit()).isNull();
             assertThat(r.body().toString()).isEqualTo(body);
@@ -66,7 +64,7 @@ class OpenAiRequestInspectorTest {
     @Test
     void invalidJsonIsPassedThroughUntouched() {
         for (String body : new String[] {"not json", "[1,2]", "{\"model\":\"m\"", "{\"stream\":true} trailing", ""}) {
-            InspectedRequest r = inspect(body);
+            OpenAiRequest r = inspect(body);
             assertThat(r.decodable()).as(body).isFalse();
             assertThat(r.usageEdit()).isNull();
             assertThat(r.body().toString()).isEqualTo(body);
@@ -77,12 +75,12 @@ class OpenAiRequestInspectorTest {
     void aModelOrStreamOfAnotherTypeIsSkipped() {
         // found by dev.llmsidecar.fuzz.OpenAiRequestFuzzTest: not skipped, their members were read as the body's
         // own and the body looked truncated (undecodable)
-        InspectedRequest objectModel = inspect("{\"model\":{\"name\":\"m\"},\"stream\":true}");
+        OpenAiRequest objectModel = inspect("{\"model\":{\"name\":\"m\"},\"stream\":true}");
         assertThat(objectModel.decodable()).isTrue();
         assertThat(objectModel.model()).isNull();
         assertThat(objectModel.stream()).isTrue();
         assertThat(objectModel.usage()).isEqualTo(UsageRequest.ABSENT);
-        InspectedRequest arrayStream = inspect("{\"stream\":[true],\"model\":\"m\"}");
+        OpenAiRequest arrayStream = inspect("{\"stream\":[true],\"model\":\"m\"}");
         assertThat(arrayStream.decodable()).isTrue();
         assertThat(arrayStream.model()).isEqualTo("m");
         assertThat(arrayStream.stream()).isFalse();
@@ -94,7 +92,7 @@ class OpenAiRequestInspectorTest {
         // does), but then reports no byte offsets: the edit went to byte 0 and the engine got garbage
         for (String charset : new String[] {"UTF-16BE", "UTF-16LE", "UTF-32BE", "UTF-32LE"}) {
             byte[] body = "{\"model\":\"m\",\"stream\":true}".getBytes(java.nio.charset.Charset.forName(charset));
-            InspectedRequest r = inspector.inspect(Buffer.buffer(body));
+            OpenAiRequest r = inspector.inspect(Buffer.buffer(body));
             assertThat(r.decodable()).as(charset).isTrue();
             assertThat(r.model()).as(charset).isEqualTo("m");
             assertThat(r.stream()).as(charset).isTrue();

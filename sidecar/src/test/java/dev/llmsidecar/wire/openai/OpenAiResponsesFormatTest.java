@@ -9,9 +9,9 @@ import static dev.llmsidecar.wire.WireHarness.response;
 import static dev.llmsidecar.wire.WireHarness.stamp;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.support.RecordingSink;
 import dev.llmsidecar.wire.InspectedRequest;
-import com.fasterxml.jackson.core.JsonFactory;
 import io.vertx.core.buffer.Buffer;
 import org.junit.jupiter.api.Test;
 
@@ -165,7 +165,7 @@ class OpenAiResponsesFormatTest {
         InspectedRequest r = FORMAT.inspect(body);
         assertThat(r.model()).isEqualTo("gpt-4.1");
         assertThat(r.stream()).isTrue();
-        assertThat(r.usageEdit()).isNull();
+        assertThat(r).as("no stream_options to edit").isExactlyInstanceOf(InspectedRequest.class);
         assertThat(r.body()).isSameAs(body);
         assertThat(FORMAT.inspect(Buffer.buffer("{\"model\":\"m\",\"input\":\"hi\"}")).stream()).isFalse();
     }

@@ -2,10 +2,9 @@ package dev.llmsidecar.wire.openai;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.support.Reads;
 import dev.llmsidecar.support.RecordingSink;
-import dev.llmsidecar.wire.UsageHandling;
-import com.fasterxml.jackson.core.JsonFactory;
 import io.netty.buffer.Unpooled;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -60,7 +59,7 @@ class OpenAiSseDecoderTest {
     @Test
     void roleOnlyAndEmptyChunksDoNotCountAsTokensButAreChunks() {
         RecordingSink sink = new RecordingSink();
-        OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageHandling.PASS, 1 << 20);
+        OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageMode.PASS, 1 << 20);
         String s = stream("\n", true);
         // one read per event, so each event gets its own timestamp
         int[] cuts = eventCuts(s);
@@ -84,7 +83,7 @@ class OpenAiSseDecoderTest {
             for (int i = 1; i < n; i++) {
                 for (int j = i; j < n; j += 11) {
                     RecordingSink sink = new RecordingSink();
-                    OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageHandling.REMOVE, 1 << 20);
+                    OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageMode.REMOVE, 1 << 20);
                     assertThat(run(d, upstream, i, j)).as("eol=%d cuts %d,%d", eol.length(), i, j).isEqualTo(expected);
                     assertThat(d.usageReport().chunksRemoved()).isEqualTo(1);
                     assertThat(sink.usage.completionTokens()).isEqualTo(3);
@@ -100,7 +99,7 @@ class OpenAiSseDecoderTest {
         int n = s.getBytes(StandardCharsets.UTF_8).length;
         for (int i = 1; i < n; i++) {
             RecordingSink sink = new RecordingSink();
-            OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageHandling.PASS, 1 << 20);
+            OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageMode.PASS, 1 << 20);
             assertThat(run(d, s, i)).isEqualTo(s);
             assertThat(sink.tokenChunks).hasSize(3);
             assertThat(sink.usage).isNotNull();
@@ -116,7 +115,7 @@ class OpenAiSseDecoderTest {
         int n = upstream.length();
         for (int i = 1; i < n; i++) {
             RecordingSink sink = new RecordingSink();
-            OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageHandling.REMOVE, 1 << 20);
+            OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageMode.REMOVE, 1 << 20);
             assertThat(run(d, upstream, i)).as("cut %d", i).isEqualTo(expected);
             assertThat(d.usageReport().chunksRemoved()).isZero();
             assertThat(d.usageReport().membersRemoved()).isEqualTo(1);
@@ -124,7 +123,7 @@ class OpenAiSseDecoderTest {
             assertThat(sink.tokenChunks).hasSize(2);
         }
         RecordingSink sink = new RecordingSink();
-        OpenAiSseDecoder pass = new OpenAiSseDecoder(sink, PARSER, UsageHandling.PASS, 1 << 20);
+        OpenAiSseDecoder pass = new OpenAiSseDecoder(sink, PARSER, UsageMode.PASS, 1 << 20);
         assertThat(run(pass, upstream, 10, 40)).isEqualTo(upstream);
     }
 
@@ -147,7 +146,7 @@ class OpenAiSseDecoderTest {
             for (int i = 1; i < n; i++) {
                 for (int j = i; j < n; j += 13) {
                     RecordingSink sink = new RecordingSink();
-                    OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageHandling.REMOVE, 1 << 20);
+                    OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageMode.REMOVE, 1 << 20);
                     assertThat(run(d, upstream, i, j)).as("cuts %d,%d", i, j).isEqualTo(expected);
                     assertThat(d.usageReport().chunksRemoved()).isEqualTo(1);
                     assertThat(d.usageReport().membersRemoved()).isEqualTo(3);
@@ -165,7 +164,7 @@ class OpenAiSseDecoderTest {
         String usageChunk = "{\"choices\":[],\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"usage\":"
                 + "{\"completion_tokens\":1,\"prompt_tokens\":3},\"timings\":{\"prompt_n\":3,\"predicted_n\":1}}";
         RecordingSink sink = new RecordingSink();
-        OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageHandling.REMOVE, 1 << 20);
+        OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageMode.REMOVE, 1 << 20);
         run(d, ev(first, "\n") + ev(usageChunk, "\n"));
         assertThat(d.usageReport().layoutDiffers()).isTrue();
     }
@@ -174,12 +173,12 @@ class OpenAiSseDecoderTest {
     void observingNotesUsageMembersTheEngineSendsUnprompted() {
         String withNull = "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}],\"usage\":null}";
         RecordingSink sink = new RecordingSink();
-        OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageHandling.OBSERVE, 1 << 20);
+        OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageMode.OBSERVE, 1 << 20);
         String s = ev(withNull, "\n");
         assertThat(run(d, s, 7)).isEqualTo(s);
         assertThat(d.usageReport().usageMembers()).isTrue();
         assertThat(d.usageReport().tokenCounts()).isFalse();
-        OpenAiSseDecoder plain = new OpenAiSseDecoder(new RecordingSink(), PARSER, UsageHandling.OBSERVE, 1 << 20);
+        OpenAiSseDecoder plain = new OpenAiSseDecoder(new RecordingSink(), PARSER, UsageMode.OBSERVE, 1 << 20);
         run(plain, ev(content("a", "stop"), "\n"));
         assertThat(plain.usageReport().usageMembers()).isFalse();
     }
@@ -193,7 +192,7 @@ class OpenAiSseDecoderTest {
         String emptyTools = "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[]}}]}";
         String s = ev(reasoning, "\n") + ev(reasoning2, "\n") + ev(emptyTools, "\n") + ev(tool, "\n") + ev(text, "\n");
         RecordingSink sink = new RecordingSink();
-        OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageHandling.PASS, 1 << 20);
+        OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageMode.PASS, 1 << 20);
         run(d, s, eventCuts(s));
         assertThat(sink.tokenChunks).containsExactly(1000L, 1001L, 1003L, 1004L);
         assertThat(sink.reasoningFlags).containsExactly(true, true, false, false);
@@ -204,7 +203,7 @@ class OpenAiSseDecoderTest {
         String a = "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ab\"}}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":2}}";
         String b = "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"cde\"}}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":5}}";
         RecordingSink sink = new RecordingSink();
-        run(new OpenAiSseDecoder(sink, PARSER, UsageHandling.PASS, 1 << 20), ev(a, "\n") + ev(b, "\n"));
+        run(new OpenAiSseDecoder(sink, PARSER, UsageMode.PASS, 1 << 20), ev(a, "\n") + ev(b, "\n"));
         assertThat(sink.cumulative).containsExactly(2L, 5L);
     }
 
@@ -212,7 +211,7 @@ class OpenAiSseDecoderTest {
     void malformedEventsAreCountedAndForwardedUntouched() {
         String s = "data: {not json\n\ndata: " + content("x", null) + "\n\nevent: weird\nretry: 10\n\n";
         RecordingSink sink = new RecordingSink();
-        OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageHandling.REMOVE, 1 << 20);
+        OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageMode.REMOVE, 1 << 20);
         assertThat(run(d, s, 3, 17)).isEqualTo(s);
         assertThat(sink.undecodable).isEqualTo(1);
         assertThat(sink.tokenChunks).hasSize(1);
@@ -222,7 +221,7 @@ class OpenAiSseDecoderTest {
     void midStreamErrorObjectIsReported() {
         String s = ev(content("x", null), "\n") + ev("{\"error\":{\"message\":\"boom\",\"code\":500}}", "\n");
         RecordingSink sink = new RecordingSink();
-        run(new OpenAiSseDecoder(sink, PARSER, UsageHandling.PASS, 1 << 20), s);
+        run(new OpenAiSseDecoder(sink, PARSER, UsageMode.PASS, 1 << 20), s);
         assertThat(sink.streamErrors).isEqualTo(1);
     }
 
@@ -234,7 +233,7 @@ class OpenAiSseDecoderTest {
         String expected = ev(big + "}", "\n") + ev(big + "}", "\n") + "data: [DONE]\n\n";
         for (int cut = 1; cut < upstream.length(); cut += 7) {
             RecordingSink sink = new RecordingSink();
-            OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageHandling.REMOVE, 256);
+            OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageMode.REMOVE, 256);
             byte[] first = Reads.drain(d.onChunk(Unpooled.copiedBuffer(upstream.substring(0, Math.min(cut,
                     upstream.length())), StandardCharsets.UTF_8), 1));
             String out = new String(first, StandardCharsets.UTF_8) + run(d, upstream.substring(cut));
@@ -242,7 +241,7 @@ class OpenAiSseDecoderTest {
             assertThat(d.usageReport().chunksRemoved()).isEqualTo(1);
         }
         // a large event is not held whole: most of it leaves before its end has arrived
-        OpenAiSseDecoder d = new OpenAiSseDecoder(new RecordingSink(), PARSER, UsageHandling.REMOVE, 256);
+        OpenAiSseDecoder d = new OpenAiSseDecoder(new RecordingSink(), PARSER, UsageMode.REMOVE, 256);
         assertThat(d.onChunk(Unpooled.copiedBuffer(upstream.substring(0, 500), StandardCharsets.UTF_8), 1)
                 .readableBytes()).isGreaterThan(400);
     }
@@ -257,7 +256,7 @@ class OpenAiSseDecoderTest {
             int limit = ("data: " + USAGE).length();
             for (int cut = 1; cut < upstream.length(); cut++) {
                 RecordingSink sink = new RecordingSink();
-                OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageHandling.REMOVE, limit);
+                OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageMode.REMOVE, limit);
                 assertThat(run(d, upstream, cut)).as("eol=%d cut %d", eol.length(), cut).isEqualTo(expected);
                 assertThat(d.usageReport().chunksRemoved()).isEqualTo(1);
                 assertThat(sink.usage.completionTokens()).isEqualTo(3);
@@ -270,7 +269,7 @@ class OpenAiSseDecoderTest {
         String last = "{\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"timings\":{\"prompt_n\":5,"
                 + "\"prompt_ms\":12.5,\"predicted_n\":3,\"predicted_ms\":30.25}}";
         RecordingSink sink = new RecordingSink();
-        run(new OpenAiSseDecoder(sink, PARSER, UsageHandling.PASS, 1 << 20), ev(content("a", null), "\n") + ev(last, "\n"), 9);
+        run(new OpenAiSseDecoder(sink, PARSER, UsageMode.PASS, 1 << 20), ev(content("a", null), "\n") + ev(last, "\n"), 9);
         assertThat(sink.serverTimings.firstTokenNanos()).isEqualTo(12_500_000L);
         // llama.cpp's counts are exact usage: prompt_n (+ cache_n) in, predicted_n out
         assertThat(sink.usage).isEqualTo(new dev.llmsidecar.wire.Usage(5, 3, -1));
@@ -279,7 +278,7 @@ class OpenAiSseDecoderTest {
         String vllm = "{\"choices\":[],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1},\"metrics\":"
                 + "{\"queue_time_ms\":2.0,\"time_to_first_token_ms\":40.0,\"generation_time_ms\":90.0}}";
         RecordingSink v = new RecordingSink();
-        run(new OpenAiSseDecoder(v, PARSER, UsageHandling.PASS, 1 << 20), ev(vllm, "\n"));
+        run(new OpenAiSseDecoder(v, PARSER, UsageMode.PASS, 1 << 20), ev(vllm, "\n"));
         assertThat(v.serverTimings.engineTtftNanos()).isEqualTo(42_000_000L);
         assertThat(v.serverTimings.decodeNanos()).isEqualTo(-1);
     }
@@ -313,7 +312,7 @@ class OpenAiSseDecoderTest {
                 super.onTokenChunk(nanos, reasoning, cumulativeOutputTokens);
             }
         };
-        OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageHandling.REMOVE, 1 << 20);
+        OpenAiSseDecoder d = new OpenAiSseDecoder(sink, PARSER, UsageMode.REMOVE, 1 << 20);
         String s = stream("\n", true);
         int usageAt = s.indexOf("data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[],");
         // the fault comes in the read that also starts the usage chunk, which is held at that moment

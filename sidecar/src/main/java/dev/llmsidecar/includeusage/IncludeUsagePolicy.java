@@ -1,8 +1,9 @@
-package dev.llmsidecar.wire.openai;
+package dev.llmsidecar.includeusage;
 
-import dev.llmsidecar.wire.UsageHandling;
-import dev.llmsidecar.wire.UsageReport;
-import dev.llmsidecar.wire.UsageRequest;
+import dev.llmsidecar.observe.ProxyEvent;
+import dev.llmsidecar.wire.openai.UsageMode;
+import dev.llmsidecar.wire.openai.UsageReport;
+import dev.llmsidecar.wire.openai.UsageRequest;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -28,28 +29,29 @@ public final class IncludeUsagePolicy {
     /** Why the sidecar did not turn include_usage on for a streaming request that did not ask for usage. */
     public enum UsageSkip {
         /** The client said {@code "include_usage": false}. */
-        CLIENT_DECLINED("client_declined"),
+        CLIENT_DECLINED(ProxyEvent.USAGE_SKIPPED_CLIENT_DECLINED),
         /** stream_options carries other members: left as the client wrote it. */
-        STREAM_OPTIONS("stream_options"),
+        STREAM_OPTIONS(ProxyEvent.USAGE_SKIPPED_STREAM_OPTIONS),
         /** An HTTP/1.0 client: a Content-Length-framed stream could not be re-framed for it. */
-        HTTP10_CLIENT("http10_client"),
+        HTTP10_CLIENT(ProxyEvent.USAGE_SKIPPED_HTTP10_CLIENT),
         /** No stream of this model and API has been seen yet without injection. */
-        LEARNING("learning"),
+        LEARNING(ProxyEvent.USAGE_SKIPPED_LEARNING),
         /** The engine sends usage or token counts (or usage members) on its own. */
-        ENGINE_REPORTS_USAGE("engine_reports_usage"),
+        ENGINE_REPORTS_USAGE(ProxyEvent.USAGE_SKIPPED_ENGINE_REPORTS_USAGE),
         /** include_usage was seen to change more than it adds (llama.cpp moves its timings to the usage chunk). */
-        LAYOUT("layout"),
+        LAYOUT(ProxyEvent.USAGE_SKIPPED_LAYOUT),
         /** The engine frames its streams with Content-Length. */
-        CONTENT_LENGTH("content_length"),
+        CONTENT_LENGTH(ProxyEvent.USAGE_SKIPPED_CONTENT_LENGTH),
         /** The client accepts compressed responses and the engine compresses (or may). */
-        COMPRESSION("compression"),
+        COMPRESSION(ProxyEvent.USAGE_SKIPPED_COMPRESSION),
         /** The engine refused a request with stream_options (400 or 422) and served the client's own. */
-        ENGINE_REJECTS("engine_rejects");
+        ENGINE_REJECTS(ProxyEvent.USAGE_SKIPPED_ENGINE_REJECTS);
 
-        public final String label;
+        /** What it counts as. */
+        public final ProxyEvent event;
 
-        UsageSkip(String label) {
-            this.label = label;
+        UsageSkip(ProxyEvent event) {
+            this.event = event;
         }
     }
 
@@ -60,17 +62,18 @@ public final class IncludeUsagePolicy {
      */
     public enum UsageKept {
         /** The usage chunk carried members the stream's other chunks did not (see {@link UsageSkip#LAYOUT}). */
-        LAYOUT("layout"),
+        LAYOUT(ProxyEvent.USAGE_NOT_REMOVED_LAYOUT),
         /**
          * A usage member in a chunk that stayed could not be cut exactly: its name written with escapes, or its object
          * spread over data lines with another kind of line among them.
          */
-        MEMBER("member");
+        MEMBER(ProxyEvent.USAGE_NOT_REMOVED_MEMBER);
 
-        public final String label;
+        /** What it counts as. */
+        public final ProxyEvent event;
 
-        UsageKept(String label) {
-            this.label = label;
+        UsageKept(ProxyEvent event) {
+            this.event = event;
         }
     }
 
@@ -80,19 +83,20 @@ public final class IncludeUsagePolicy {
      */
     public enum Resend {
         /** The engine compressed the answer although asked for identity. */
-        COMPRESSED("compressed_after_injection"),
+        COMPRESSED(ProxyEvent.RETRY_COMPRESSED_AFTER_INJECTION),
         /** The engine refused the injected request with 400 or 422. */
-        REJECTED("injection_rejected");
+        REJECTED(ProxyEvent.RETRY_INJECTION_REJECTED);
 
-        public final String label;
+        /** What it counts as. */
+        public final ProxyEvent event;
 
-        Resend(String label) {
-            this.label = label;
+        Resend(ProxyEvent event) {
+            this.event = event;
         }
     }
 
     /** What to do with one request. */
-    public record Decision(boolean inject, UsageSkip skip, UsageHandling handling) {
+    public record Decision(boolean inject, UsageSkip skip, UsageMode handling) {
     }
 
     /**
@@ -144,22 +148,22 @@ public final class IncludeUsagePolicy {
     public Decision decide(String key, UsageRequest usage, boolean acceptsCompression, boolean http10) {
         switch (usage) {
             case NOT_APPLICABLE, ASKED:
-                return new Decision(false, null, UsageHandling.PASS);
+                return new Decision(false, null, UsageMode.PASS);
             case OTHER_OPTIONS:
-                return new Decision(false, UsageSkip.STREAM_OPTIONS, UsageHandling.PASS);
+                return new Decision(false, UsageSkip.STREAM_OPTIONS, UsageMode.PASS);
             default:
                 break;
         }
         Layout layout = layouts.getOrDefault(key, Layout.UNKNOWN);
-        UsageHandling unedited = needsObservation(layout, acceptsCompression) ? UsageHandling.OBSERVE : UsageHandling.PASS;
+        UsageMode unedited = needsObservation(layout, acceptsCompression) ? UsageMode.OBSERVE : UsageMode.PASS;
         if (usage == UsageRequest.DECLINED) {
             return new Decision(false, UsageSkip.CLIENT_DECLINED, unedited);
         }
         if (!enabled) {
-            return new Decision(false, null, UsageHandling.PASS);
+            return new Decision(false, null, UsageMode.PASS);
         }
         UsageSkip skip = skip(layout, acceptsCompression, http10);
-        return skip == null ? new Decision(true, null, UsageHandling.REMOVE) : new Decision(false, skip, unedited);
+        return skip == null ? new Decision(true, null, UsageMode.REMOVE) : new Decision(false, skip, unedited);
     }
 
     private static UsageSkip skip(Layout layout, boolean acceptsCompression, boolean http10) {

@@ -1,4 +1,4 @@
-package dev.llmsidecar.wire;
+package dev.llmsidecar.wire.openai;
 
 import io.vertx.core.buffer.Buffer;
 

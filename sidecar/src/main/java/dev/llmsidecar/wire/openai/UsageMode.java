@@ -1,7 +1,7 @@
-package dev.llmsidecar.wire;
+package dev.llmsidecar.wire.openai;
 
 /** What a streaming decoder does about usage in the stream (OpenAI-style SSE only). */
-public enum UsageHandling {
+public enum UsageMode {
     /** Nothing: the bytes pass as they are. */
     PASS,
     /** The request was not edited; note what the engine sends unprompted (usage members, token counts). */

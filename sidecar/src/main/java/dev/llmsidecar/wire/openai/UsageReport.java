@@ -1,4 +1,4 @@
-package dev.llmsidecar.wire;
+package dev.llmsidecar.wire.openai;
 
 /**
  * What a streaming decoder saw and did about usage, read once the stream has ended.

@@ -1,4 +1,4 @@
-package dev.llmsidecar.wire;
+package dev.llmsidecar.wire.openai;
 
 /** What a streaming request says about usage in the stream (OpenAI {@code stream_options.include_usage}). */
 public enum UsageRequest {

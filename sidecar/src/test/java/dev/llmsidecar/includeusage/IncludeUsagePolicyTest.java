@@ -1,14 +1,14 @@
-package dev.llmsidecar.wire.openai;
+package dev.llmsidecar.includeusage;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.llmsidecar.wire.UsageHandling;
-import dev.llmsidecar.wire.UsageReport;
-import dev.llmsidecar.wire.UsageRequest;
-import dev.llmsidecar.wire.openai.IncludeUsagePolicy.Decision;
-import dev.llmsidecar.wire.openai.IncludeUsagePolicy.Observation;
-import dev.llmsidecar.wire.openai.IncludeUsagePolicy.UsageKept;
-import dev.llmsidecar.wire.openai.IncludeUsagePolicy.UsageSkip;
+import dev.llmsidecar.includeusage.IncludeUsagePolicy.Decision;
+import dev.llmsidecar.includeusage.IncludeUsagePolicy.Observation;
+import dev.llmsidecar.includeusage.IncludeUsagePolicy.UsageKept;
+import dev.llmsidecar.includeusage.IncludeUsagePolicy.UsageSkip;
+import dev.llmsidecar.wire.openai.UsageMode;
+import dev.llmsidecar.wire.openai.UsageReport;
+import dev.llmsidecar.wire.openai.UsageRequest;
 import org.junit.jupiter.api.Test;
 
 class IncludeUsagePolicyTest {
@@ -30,10 +30,10 @@ class IncludeUsagePolicyTest {
         Decision first = p.decide(KEY, UsageRequest.ABSENT, false, false);
         assertThat(first.inject()).isFalse();
         assertThat(first.skip()).isEqualTo(UsageSkip.LEARNING);
-        assertThat(first.handling()).isEqualTo(UsageHandling.OBSERVE);
+        assertThat(first.handling()).isEqualTo(UsageMode.OBSERVE);
         p.observe(KEY, unedited(CLEAN));
         Decision second = p.decide(KEY, UsageRequest.ABSENT, false, false);
-        assertThat(second).isEqualTo(new Decision(true, null, UsageHandling.REMOVE));
+        assertThat(second).isEqualTo(new Decision(true, null, UsageMode.REMOVE));
         // another model has its own layout
         assertThat(p.decide("chat\nother", UsageRequest.ABSENT, false, false).skip()).isEqualTo(UsageSkip.LEARNING);
     }
@@ -46,7 +46,7 @@ class IncludeUsagePolicyTest {
             Decision d = p.decide(KEY, UsageRequest.ABSENT, false, false);
             assertThat(d.inject()).isFalse();
             assertThat(d.skip()).isEqualTo(UsageSkip.ENGINE_REPORTS_USAGE);
-            assertThat(d.handling()).as("nothing left to learn").isEqualTo(UsageHandling.PASS);
+            assertThat(d.handling()).as("nothing left to learn").isEqualTo(UsageMode.PASS);
         }
     }
 
@@ -56,10 +56,10 @@ class IncludeUsagePolicyTest {
         p.observe(KEY, unedited(CLEAN));
         assertThat(p.decide(KEY, UsageRequest.DECLINED, false, false).skip()).isEqualTo(UsageSkip.CLIENT_DECLINED);
         assertThat(p.decide(KEY, UsageRequest.OTHER_OPTIONS, false, false).skip()).isEqualTo(UsageSkip.STREAM_OPTIONS);
-        assertThat(p.decide(KEY, UsageRequest.ASKED, false, false)).isEqualTo(new Decision(false, null, UsageHandling.PASS));
+        assertThat(p.decide(KEY, UsageRequest.ASKED, false, false)).isEqualTo(new Decision(false, null, UsageMode.PASS));
         assertThat(p.decide(KEY, UsageRequest.NOT_APPLICABLE, false, false).skip()).isNull();
         // a declined stream is also an unedited one: it teaches the layout of a model not seen yet
-        assertThat(p.decide("chat\nnew", UsageRequest.DECLINED, false, false).handling()).isEqualTo(UsageHandling.OBSERVE);
+        assertThat(p.decide("chat\nnew", UsageRequest.DECLINED, false, false).handling()).isEqualTo(UsageMode.OBSERVE);
         assertThat(new IncludeUsagePolicy(false).decide(KEY, UsageRequest.ABSENT, false, false).inject()).isFalse();
     }
 
@@ -70,7 +70,7 @@ class IncludeUsagePolicyTest {
         // nothing known about compression yet: a client that accepts it is not injected, and teaches
         Decision accepting = p.decide(KEY, UsageRequest.ABSENT, true, false);
         assertThat(accepting.skip()).isEqualTo(UsageSkip.COMPRESSION);
-        assertThat(accepting.handling()).isEqualTo(UsageHandling.OBSERVE);
+        assertThat(accepting.handling()).isEqualTo(UsageMode.OBSERVE);
         assertThat(p.decide(KEY, UsageRequest.ABSENT, false, false).inject()).isTrue();
         p.observe(KEY, new Observation(false, true, false, false, CLEAN)); // answered uncompressed
         assertThat(p.decide(KEY, UsageRequest.ABSENT, true, false).inject()).isTrue();

@@ -1,0 +1,98 @@
+package dev.llmsidecar.includeusage;
+
+import dev.llmsidecar.observe.ProxyEvent;
+import dev.llmsidecar.observe.TrafficObserver;
+import dev.llmsidecar.rewrite.ExchangeRewrite;
+import dev.llmsidecar.rewrite.RewriteRequest;
+import dev.llmsidecar.rewrite.Rewriter;
+import dev.llmsidecar.wire.openai.OpenAiRequest;
+import dev.llmsidecar.wire.openai.UsageMode;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.jboss.logging.Logger;
+
+/**
+ * include_usage, as one rewriting feature behind the transport's hook: where a streaming OpenAI chat or completions
+ * request did not ask for usage, the sidecar may turn {@code stream_options.include_usage} on to get exact token
+ * counts, and removes every trace of it again before the client sees a byte, so the client gets exactly what it would
+ * have got directly (docs/metrics.md#include_usage-injection). Its policy learns per model what each engine's streams
+ * look like ({@link IncludeUsagePolicy}); each exchange it applies to gets a {@link UsageRewrite}. What it does is
+ * counted through the seam ({@link ProxyEvent}), as every proxy event is.
+ */
+public final class IncludeUsage implements Rewriter {
+
+    private static final Logger LOG = Logger.getLogger(IncludeUsage.class);
+    /** A model name in a log line is cut to this (it comes from a client). */
+    private static final int MAX_LOGGED_MODEL_CHARS = 64;
+
+    final IncludeUsagePolicy policy;
+    final TrafficObserver traffic;
+    private final Set<String> warned = ConcurrentHashMap.newKeySet();
+
+    /** @param enabled sidecar.llm.inject-include-usage */
+    public IncludeUsage(boolean enabled, TrafficObserver traffic) {
+        this.policy = new IncludeUsagePolicy(enabled);
+        this.traffic = traffic;
+    }
+
+    @Override
+    public ExchangeRewrite start(RewriteRequest request) {
+        if (!(request.inspected() instanceof OpenAiRequest openAi)) {
+            return ExchangeRewrite.NONE; // the one API with include_usage
+        }
+        // the model as named (not its label: models folded into "other" may sit behind different servers)
+        String key = request.operation().label() + '\n' + (openAi.model() == null ? "" : openAi.model());
+        boolean acceptsCompression = acceptsCompression(request.headers().get("accept-encoding"));
+        IncludeUsagePolicy.Decision decision = policy.decide(key, openAi.usage(), acceptsCompression,
+                request.http10());
+        if (decision.skip() != null) {
+            traffic.count(decision.skip().event);
+        }
+        if (decision.handling() == UsageMode.PASS) {
+            return ExchangeRewrite.NONE;
+        }
+        return new UsageRewrite(this, key, openAi, decision, acceptsCompression);
+    }
+
+    /** Logs {@code message} at WARN the first time {@code kind} happens; later ones are counted, not logged. */
+    void warnOnce(String kind, String message) {
+        if (warned.add(kind)) {
+            LOG.warn(message);
+        }
+    }
+
+    static String loggable(String model) {
+        return model == null ? "(none)" : model.length() <= MAX_LOGGED_MODEL_CHARS ? model
+                : model.substring(0, MAX_LOGGED_MODEL_CHARS) + "…";
+    }
+
+    /** True when an Accept-Encoding allows any content coding other than identity. */
+    static boolean acceptsCompression(String acceptEncoding) {
+        if (acceptEncoding == null) {
+            return false;
+        }
+        for (String part : acceptEncoding.split(",")) {
+            String[] pieces = part.split(";");
+            String coding = pieces[0].trim().toLowerCase(Locale.ROOT);
+            if (coding.isEmpty() || coding.equals("identity")) {
+                continue;
+            }
+            boolean refused = false;
+            for (int i = 1; i < pieces.length; i++) {
+                String p = pieces[i].trim().toLowerCase(Locale.ROOT);
+                if (p.startsWith("q=")) {
+                    try {
+                        refused = Double.parseDouble(p.substring(2).trim()) <= 0;
+                    } catch (NumberFormatException e) {
+                        refused = false;
+                    }
+                }
+            }
+            if (!refused) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

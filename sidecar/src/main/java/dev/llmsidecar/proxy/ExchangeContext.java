@@ -1,0 +1,36 @@
+package dev.llmsidecar.proxy;
+
+import dev.llmsidecar.observe.TrafficObserver;
+import dev.llmsidecar.rewrite.Rewriter;
+
+/**
+ * What every exchange of one proxy port needs, given when it is made: the seam it reports to, the rewrite hook, where
+ * requests go, the limits, and the server's own bookkeeping. Nothing in an exchange reaches into the server.
+ *
+ * @param maxRequestBodyBytes sidecar.proxy.max-request-body-bytes
+ * @param maxInspectedBodyBytes sidecar.llm.max-inspected-body-bytes
+ * @param maxHeldEventBytes sidecar.llm.max-held-event-bytes
+ * @param upstreamIdleNanos sidecar.upstream.idle-timeout: the longest silence from upstream before an exchange fails
+ */
+record ExchangeContext(TrafficObserver traffic, Rewriter rewriter, UpstreamTarget target, boolean preserveHost,
+        long maxRequestBodyBytes, int maxInspectedBodyBytes, int maxHeldEventBytes, long upstreamIdleNanos,
+        Server server) {
+
+    /** The server's side of an exchange's life. */
+    interface Server {
+        /** Shutting down: new requests are refused, a response ends its connection. */
+        boolean draining();
+
+        /** An exchange is in flight from now on. */
+        void exchangeStarted();
+
+        /** An exchange is out of flight (its response ended or its connection closed): once per exchange. */
+        void exchangeEnded();
+
+        /** Logs {@code message} at WARN the first time {@code kind} happens; later ones are counted, not logged. */
+        void warnOnce(String kind, String message);
+
+        /** A bug that cost one request (never the connection or the event loop). */
+        void logBug(String message, Throwable t);
+    }
+}
