@@ -18,8 +18,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -31,12 +34,18 @@ import java.util.concurrent.TimeUnit;
  * raw results to docs/bench/results.json and the report (docs/benchmarks.md, docs/bench/latency-vs-load.svg) via
  * {@link Report}.
  *
- * <p>Usage: {@code Bench <repoRoot> <classpath> [--quick] [--baseline JAR [--baseline-jvm-options FILE]] [--soak MINUTES] [--report-only]
- * [--trial]}. With {@code --baseline}, a second sidecar build (another {@code quarkus-run.jar}, the same JVM flags) is a
- * fourth target, {@code baseline}, interleaved with the others in every round: each figure of the report is then an A/B
- * of two builds in the same run. {@code --trial} measures the sidecar (and the baseline) at 1000 and 2000 streams after
- * a short warm-up and appends one line per build to target/bench/trials.jsonl: the JVM-flag experiments of
- * docs/bench/jvm-flags.md.
+ * <p>The sidecar runs as it ships ({@link #SHIPPED}: every default, engine scrape and OpenTelemetry included, plus the
+ * two SLO objectives and tenant labels), on the shipped JVM flags with a safepoint log added.
+ *
+ * <p>Usage: {@code Bench <repoRoot> <classpath> [--quick] [--baseline JAR [--baseline-jvm-options FILE]]
+ * [--with-minimal] [--soak MINUTES] [--report-only] [--trial] [--profile cpu|alloc|wall] [--syscalls]
+ * [--profile-level N]}. With {@code --baseline}, a second sidecar build (another {@code quarkus-run.jar}, the same JVM
+ * flags and configuration) is a further target, {@code baseline}, interleaved with the others in every round: each
+ * figure of the report is then an A/B of two builds in the same run. {@code --with-minimal} adds the cheapest
+ * configuration ({@link #MINIMAL}) as target {@code sidecar-min}. {@code --trial} measures the sidecar (and the
+ * baseline) at 1000 and 2000 streams after a short warm-up and appends one line per build to
+ * target/bench/trials.jsonl: the JVM-flag experiments of docs/bench/jvm-flags.md. {@code --profile} and
+ * {@code --syscalls} are {@link Profiling}'s.
  */
 public final class Bench {
 
@@ -46,13 +55,59 @@ public final class Bench {
      */
     static final String ENGINE_SPEC = "slots=1000000,role-chunk=false,jitter=0,output-tokens=2";
 
+    /**
+     * The configuration measured: the sidecar's defaults (engine scrape on at its default interval, the OpenTelemetry
+     * SDK as it ships, which stays off without an OTLP endpoint) plus these, the objectives and tenant label a
+     * deployment runs with.
+     */
+    static final Map<String, String> SHIPPED = ordered(
+            "sidecar.slo.objectives.interactive.ttft", "PT0.5S",
+            "sidecar.slo.objectives.interactive.tpot", "PT0.05S",
+            "sidecar.slo.objectives.interactive.target", "0.99",
+            "sidecar.slo.objectives.tail.itl", "PT0.1S",
+            "sidecar.slo.objectives.tail.itl-quantile", "0.99",
+            "sidecar.tenants.source", "api-key-hash");
+
+    /** {@code --with-minimal}: the cheapest configuration (no engine scrape, no OpenTelemetry, no SLOs, no tenants). */
+    static final Map<String, String> MINIMAL = ordered(
+            "sidecar.engine.scrape-enabled", "false",
+            "quarkus.otel.sdk.disabled", "true");
+
+    /** The concurrency levels of a run, and the rounds of a full one. */
+    static final int[] LEVELS = {1, 100, 1000, 2000};
+    static final int FULL_ROUNDS = 2;
+
+    /**
+     * Every model name a full run sends (one per phase: the latency phases' by level and round, the bursts', the
+     * non-streaming requests', and the unrecorded warm-up's), all 11 named to each sidecar build before anything is
+     * measured, so that its memory holds every model's meters and windows at every level, as in a full run's end.
+     */
+    static List<String> models() {
+        List<String> m = new ArrayList<>(List.of("bench-warmup", "bench-burst", "bench-plain"));
+        for (int level : LEVELS) {
+            for (int r = 0; r < FULL_ROUNDS; r++) {
+                m.add(latencyModel(level, r));
+            }
+        }
+        return m;
+    }
+
+    static String latencyModel(int level, int round) {
+        return "bench-c" + level + "-r" + round;
+    }
+
     final Path root;
     final Path work;
     final String cp;
     private final List<Process> started = new CopyOnWriteArrayList<>();
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-    /** Peak RSS, threads and fds per JVM target ("sidecar", "baseline"), sampled every 200 ms. */
-    private final java.util.Map<String, Peaks> peaks = new java.util.concurrent.ConcurrentHashMap<>();
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(2)).build();
+    /** Peak RSS, threads and fds per JVM target ("sidecar", "baseline", "sidecar-min"), sampled every 200 ms. */
+    private final Map<String, Peaks> peaks = new ConcurrentHashMap<>();
+    /** Each sidecar build's safepoint log, by target name. */
+    private final Map<String, JvmProbe.SafepointLog> safepoints = new ConcurrentHashMap<>();
+    /** What each sidecar build was started with (and, after the warm-up, its event loops), by target name. */
+    final JsonObject launched = new JsonObject();
     /**
      * {@code --rerun 1000,2000,burst,plain}: only these parts (latency levels, the burst and the non-streaming
      * phases) are run again, with the same warm-up, and replace theirs in docs/bench/results.json (a part spoiled by
@@ -63,6 +118,10 @@ public final class Bench {
     Path baselineJar;
     /** The baseline's own JVM flags file ({@code --baseline-jvm-options}: what its build shipped); null: ours. */
     Path baselineOptions;
+    /** {@code --with-minimal}: the current build in {@link #MINIMAL} as a further target, "sidecar-min". */
+    boolean withMinimal;
+    /** Flags added to every sidecar build's in this mode ({@code --profile}: exact stacks between safepoints). */
+    List<String> extraFlags = List.of();
 
     Bench(Path root, String cp) {
         this.root = root;
@@ -82,6 +141,9 @@ public final class Bench {
         int soakMinutes = 0;
         boolean reportOnly = false;
         boolean trial = false;
+        String profile = null;
+        boolean syscalls = false;
+        int profileLevel = 1000;
         for (int i = 2; i < args.length; i++) {
             switch (args[i]) {
                 case "--quick" -> quick = true;
@@ -94,8 +156,12 @@ public final class Bench {
                     }
                 }
                 case "--baseline-jvm-options" -> bench.baselineOptions = Path.of(args[++i]).toAbsolutePath();
+                case "--with-minimal" -> bench.withMinimal = true;
                 case "--soak" -> soakMinutes = Integer.parseInt(args[++i]);
                 case "--report-only" -> reportOnly = true;
+                case "--profile" -> profile = Profiling.event(args[++i]);
+                case "--syscalls" -> syscalls = true;
+                case "--profile-level" -> profileLevel = Integer.parseInt(args[++i]);
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
@@ -115,6 +181,10 @@ public final class Bench {
             bench.trial();
             return;
         }
+        if (profile != null || syscalls) {
+            Profiling.run(bench, profile, syscalls, profileLevel, quick);
+            return;
+        }
         JsonObject results = bench.run(quick);
         if (bench.rerun != null) {
             results = merge(new JsonObject(Files.readString(root.resolve("docs/bench/results.json"))), results,
@@ -127,11 +197,12 @@ public final class Bench {
 
     JsonObject run(boolean quick) throws Exception {
         int seconds = quick ? 5 : 15;
-        int rounds = quick ? 1 : 2;
+        int rounds = quick ? 1 : FULL_ROUNDS;
         // C2 compiles for minutes under this load (hundreds of methods still after 90 s at 1000 streams): a short
         // warm-up measures the compiler, not the steady state a sidecar lives in
         int warm = quick ? 5 : 30;
-        int[] levels = java.util.stream.IntStream.of(1, 100, 1000, 2000)
+        int idleSeconds = quick ? 10 : 60;
+        int[] levels = java.util.Arrays.stream(LEVELS)
                 .filter(l -> rerun == null || rerun.contains(Integer.toString(l))).toArray();
         int events = 30;
         int intervalMs = 100;
@@ -140,56 +211,54 @@ public final class Bench {
                 .put("machine", machine())
                 .put("settings", new JsonObject().put("secondsPerPhase", seconds).put("rounds", rounds)
                         .put("eventsPerStream", events).put("intervalMs", intervalMs).put("ttftMs", ttftMs)
+                        .put("idleSeconds", idleSeconds).put("models", new JsonArray(models()))
                         .put("sidecarJvm", sidecarOptsDescription())
                         .put("sidecarJar", root.resolve(CURRENT_JAR).toString())
                         .put("baselineJar", baselineJar == null ? null : baselineJar.toString())
                         .put("baselineJvm", baselineOptions == null ? null
                                 : String.join(" ", Processes.jvmOptions(baselineOptions)) + " (from " + baselineOptions
-                                        + ")"));
+                                        + ")")
+                        .put("nginxWorkers", NGINX_WORKERS));
         long t0 = System.nanoTime();
 
         Endpoint engine = startEngine();
         Endpoint nginx = startNginx(engine.port);
-        Endpoint sidecar = startSidecar(engine.port);
-        Endpoint baseline = baselineJar == null ? null : startSidecar(engine.port, baselineJar, "baseline");
-        long sidecarPid = sidecar.pids.get(0);
+        List<Endpoint> builds = startBuilds(engine.port);
         ScheduledExecutorService sampler = startSampler();
         Thread.sleep(1000);
-        JsonObject memory = new JsonObject().put("idleAfterStart", procState(sidecarPid));
-        JsonObject baselineMemory = new JsonObject();
-        if (baseline != null) {
-            baselineMemory.put("idleAfterStart", procState(baseline.pids.get(0)));
-            memory.put("baseline", baselineMemory);
-        }
-        List<Endpoint> targets = new ArrayList<>(List.of(new Endpoint("direct", engine.port, engine.pids, -1),
-                nginx, sidecar));
-        if (baseline != null) {
-            targets.add(baseline);
-        }
+        JsonObject memory = new JsonObject();
+        memoryAt(memory, builds, "idleAfterStart");
+        List<Endpoint> targets = new ArrayList<>(List.of(new Endpoint("direct", engine.port, engine.pids, -1), nginx));
+        targets.addAll(builds);
 
-        // warm-up: JIT of all three paths (and the client is a fresh JVM each phase, so it warms itself)
-        for (Endpoint t : targets) {
-            phase(t, "stream", 100, warm, events, 20, ttftMs, "bench-warmup", engine);
-            phase(t, "burst", 16, Math.max(2, warm / 2), 2000, 0, 0, "bench-warmup", engine);
-            phase(t, "plain", 32, Math.max(2, warm / 3), 0, 0, 0, "bench-warmup", engine);
+        warmUp(targets, warm, engine);
+        for (Endpoint b : builds) {
+            primeModels(b);
+            readEventLoops(b);
+            launched.getJsonObject(b.name).put("scrapeAllocatedBytes", scrapeAllocation(b));
         }
+        results.getJsonObject("settings").put("sidecars", launched);
         Thread.sleep(500);
-        memory.put("idleAfterWarmup", procState(sidecarPid));
-        if (baseline != null) {
-            baselineMemory.put("idleAfterWarmup", procState(baseline.pids.get(0)));
-        }
+        memoryAt(memory, builds, "idleAfterWarmup");
+
+        // no traffic: what each proxy costs on its own (the sidecar still scrapes the engine); the warm-up's pooled
+        // upstream connections retire first (keep-alive 4 s), and the compiler's queue from the last warm-up drains
+        Thread.sleep(quick ? 2000 : 10_000);
+        results.put("idle", idle(targets, idleSeconds));
+        System.out.printf(Locale.ROOT, "[%4.0fs] idle %d s: %s%n", (System.nanoTime() - t0) / 1e9, idleSeconds,
+                results.getJsonObject("idle").stream().map(e -> String.format(Locale.ROOT, "%s %.2f millicores",
+                        e.getKey(), ((JsonObject) e.getValue()).getDouble("millicores"))).toList());
 
         JsonArray latency = new JsonArray();
         for (int level : levels) {
             for (int r = 0; r < rounds; r++) {
                 for (int k = 0; k < targets.size(); k++) {
                     Endpoint t = targets.get((k + r + level) % targets.size());
-                    // each build names its own models: the sidecar's windows hold only its own streams either way
-                    String model = "bench-c" + level + "-r" + r;
+                    // each build names the same models: the sidecar's windows hold only its own streams either way
+                    String model = latencyModel(level, r);
                     if (t.jvm()) {
                         peaks.get(t.name).reset();
                     }
-                    JsonObject gcBefore = t.jvm() ? gcPauses(t.mgmtPort) : null;
                     ScrapeProbe probe = t.jvm() && level >= 1000 ? new ScrapeProbe(t.mgmtPort) : null;
                     // short streams at low concurrency (enough TTFT samples), longer ones at high concurrency
                     // (a realistic request rate: 30 tokens per stream)
@@ -203,38 +272,32 @@ public final class Bench {
                     if (t.jvm()) {
                         p.put("peak", peaks.get(t.name).get());
                         p.put("sidecarView", liveStats(t.mgmtPort, model));
-                        p.put("gc", minus(gcPauses(t.mgmtPort), gcBefore));
                     } else if (t.name.equals("nginx")) {
                         p.put("nginxRssKb", rssKb(t.pids));
                     }
                     latency.add(p);
-                    System.out.printf(Locale.ROOT, "[%4.0fs] c=%-5d %-8s ttft+ p50 %.0f p99 %.0f us, chunk p50 %.0f p99 %.0f us, ev/s %.0f, err %d%n",
+                    System.out.printf(Locale.ROOT, "[%4.0fs] c=%-5d %-11s ttft+ p50 %.0f p99 %.0f us, chunk p50 %.0f p99 %.0f us, ev/s %.0f, err %d%s%n",
                             (System.nanoTime() - t0) / 1e9, level, t.name,
                             q(p, "ttftOverhead", "p50"), q(p, "ttftOverhead", "p99"), q(p, "chunkDelay", "p50"),
-                            q(p, "chunkDelay", "p99"), p.getDouble("eventsPerSec", 0.0), p.getLong("errors", 0L));
+                            q(p, "chunkDelay", "p99"), p.getDouble("eventsPerSec", 0.0), p.getLong("errors", 0L),
+                            jvmLine(p));
                 }
             }
         }
-        memory.put("idleAfterLoad", procState(sidecarPid));
-        if (baseline != null) {
-            baselineMemory.put("idleAfterLoad", procState(baseline.pids.get(0)));
-        }
+        memoryAt(memory, builds, "idleAfterLoad");
         results.put("latency", latency);
 
         if (rerun == null || rerun.contains("burst")) {
         results.put("throughput", interleaved(targets, rounds, "burst", 16, seconds, 5000, engine,
-                (t, p) -> String.format(Locale.ROOT, "burst %-8s %.0f events/s, %.2f cpu-s proxy", t.name,
-                        p.getDouble("eventsPerSec", 0.0), p.getDouble("proxyCpuSeconds", 0.0))));
+                (t, p) -> String.format(Locale.ROOT, "burst %-11s %.0f events/s, %.2f cpu-s proxy%s", t.name,
+                        p.getDouble("eventsPerSec", 0.0), p.getDouble("proxyCpuSeconds", 0.0), jvmLine(p))));
         }
         if (rerun == null || rerun.contains("plain")) {
         results.put("plain", interleaved(targets, rounds, "plain", 32, seconds, 0, engine,
-                (t, p) -> String.format(Locale.ROOT, "plain %-8s %.0f req/s p99 %.0f us", t.name,
-                        p.getDouble("requestsPerSec", 0.0), q(p, "plainLatency", "p99"))));
+                (t, p) -> String.format(Locale.ROOT, "plain %-11s %.0f req/s p99 %.0f us%s", t.name,
+                        p.getDouble("requestsPerSec", 0.0), q(p, "plainLatency", "p99"), jvmLine(p))));
         }
-        memory.put("end", procState(sidecarPid));
-        if (baseline != null) {
-            baselineMemory.put("end", procState(baseline.pids.get(0)));
-        }
+        memoryAt(memory, builds, "end");
         results.put("memory", memory);
         results.put("elapsedSeconds", (System.nanoTime() - t0) / 1e9);
         try {
@@ -245,6 +308,147 @@ public final class Bench {
         sampler.shutdownNow();
         stopAll();
         return results;
+    }
+
+    /** The sidecar builds of this run: the current one, and the baseline and the minimal configuration if asked. */
+    List<Endpoint> startBuilds(int enginePort) throws Exception {
+        List<Endpoint> builds = new ArrayList<>(List.of(startSidecar(enginePort)));
+        if (baselineJar != null) {
+            builds.add(startSidecar(enginePort, baselineJar, "baseline"));
+        }
+        if (withMinimal) {
+            builds.add(startSidecar(enginePort, root.resolve(CURRENT_JAR), "sidecar-min"));
+        }
+        return builds;
+    }
+
+    /**
+     * Warm-up: the JIT of every path (the client is a fresh JVM each phase, so it warms itself): streams for
+     * {@code warm} seconds, bursts for half as long, non-streaming requests for a third.
+     */
+    void warmUp(List<Endpoint> targets, int warm, Endpoint engine) throws Exception {
+        for (Endpoint t : targets) {
+            phase(t, "stream", 100, warm, 30, 20, 10, "bench-warmup", engine);
+            phase(t, "burst", 16, Math.max(2, warm / 2), 2000, 0, 0, "bench-warmup", engine);
+            phase(t, "plain", 32, Math.max(2, warm / 3), 0, 0, 0, "bench-warmup", engine);
+        }
+    }
+
+    /** RSS, threads and fds of every build now: the current build's at the top of {@code memory}, the others' under their name. */
+    static void memoryAt(JsonObject memory, List<Endpoint> builds, String when) {
+        for (Endpoint b : builds) {
+            JsonObject into = b.name.equals("sidecar") ? memory : memory.getJsonObject(b.name);
+            if (into == null) {
+                into = new JsonObject();
+                memory.put(b.name, into);
+            }
+            into.put(when, procState(b.pids.get(0)));
+        }
+    }
+
+    /** The allocation and stopped time of a sidecar build's phase, for the progress line. */
+    static String jvmLine(JsonObject p) {
+        JsonObject j = p.getJsonObject("jvm");
+        if (j == null) {
+            return "";
+        }
+        JsonObject sp = j.getJsonObject("safepoints", new JsonObject());
+        return String.format(Locale.ROOT, ", %.0f MB allocated, stopped %.0f ms (%.2f %%), full GCs %.0f",
+                j.getDouble("allocatedBytes", 0.0) / 1e6, sp.getDouble("totalMillis", Double.NaN),
+                sp.getDouble("pausedPercent", Double.NaN),
+                p.getJsonObject("gc", new JsonObject()).getDouble("majorCount", 0.0));
+    }
+
+    /**
+     * One non-streaming request per model name of a full run ({@link #models}) to a sidecar build, so that it holds
+     * all of them from the first measured phase on. A response that does not stream records no TTFT and no ITL: the
+     * windows each latency phase is compared with stay its own.
+     */
+    void primeModels(Endpoint b) throws Exception {
+        for (String model : models()) {
+            var res = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + b.port + "/v1/chat/completions"))
+                    .timeout(Duration.ofSeconds(10)).header("content-type", "application/json")
+                    .header("authorization", BenchClient.API_KEY).header("x-sim-output-tokens", "2")
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + model
+                            + "\",\"stream\":false,\"messages\":[{\"role\":\"user\",\"content\":\"benchmark\"}]}"))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            if (res.statusCode() != 200) {
+                throw new IllegalStateException(b.name + " answered " + res.statusCode() + " for model " + model);
+            }
+        }
+    }
+
+    /**
+     * The event loops a build runs on, read off its threads after the warm-up, beside what Quarkus's default gives
+     * for the heap and cores it sees (the chart's pod has no CPU limit, so the JVM sees the node's cores).
+     */
+    void readEventLoops(Endpoint b) {
+        JsonObject c = JvmProbe.counters(b.mgmtPort);
+        int cores = Runtime.getRuntime().availableProcessors();
+        int threads = JvmProbe.eventLoopThreads(b.pids.get(0));
+        int rule = JvmProbe.quarkusDefaultEventLoops(c.getDouble("heapMaxBytes"), cores);
+        launched.getJsonObject(b.name).put("eventLoops", new JsonObject().put("threads", threads)
+                .put("quarkusDefault", rule).put("heapMaxMb", c.getDouble("heapMaxBytes") / (1024 * 1024))
+                .put("cores", cores));
+        System.out.printf(Locale.ROOT, "%-11s %d event-loop threads (Quarkus's default for %.0f MB of heap and %d cores: %d)%n",
+                b.name, threads, c.getDouble("heapMaxBytes") / (1024 * 1024), cores, rule);
+    }
+
+    /**
+     * What one scrape of a build's /q/metrics allocates in it, the median of three scrapes back to back: between two
+     * readings of the counters lies one whole scrape (the rest of the first after it read them, the second up to the
+     * point where it reads them), so this is the benchmark's own share of every phase's allocation.
+     */
+    static double scrapeAllocation(Endpoint b) {
+        double[] d = new double[3];
+        JsonObject prev = JvmProbe.counters(b.mgmtPort);
+        for (int i = 0; i < d.length; i++) {
+            JsonObject next = JvmProbe.counters(b.mgmtPort);
+            d[i] = JvmProbe.delta(prev, next, null).getDouble("allocatedBytes");
+            prev = next;
+        }
+        java.util.Arrays.sort(d);
+        return d[1];
+    }
+
+    /**
+     * No traffic for {@code seconds}: the CPU each proxy process uses on its own, in millicores, from
+     * {@code /proc/PID/stat} (utime + stime, 10 ms ticks) and, finer, from the threads' {@code schedstat}
+     * (nanoseconds on a CPU); for the sidecar builds also what their JVM did meanwhile (engine scrapes, allocation,
+     * safepoints).
+     */
+    JsonObject idle(List<Endpoint> targets, int seconds) throws Exception {
+        List<Endpoint> measured = targets.stream().filter(t -> !t.name.equals("direct")).toList();
+        Map<String, JsonObject> jvmBefore = new LinkedHashMap<>();
+        for (Endpoint t : measured) {
+            if (t.jvm()) {
+                jvmBefore.put(t.name, JvmProbe.counters(t.mgmtPort));
+            }
+        }
+        long[] ticks = new long[measured.size()];
+        long[] onCpu = new long[measured.size()];
+        for (int i = 0; i < measured.size(); i++) {
+            ticks[i] = cpuTicks(measured.get(i).pids);
+            onCpu[i] = onCpuNanos(measured.get(i).pids);
+        }
+        long s = System.nanoTime();
+        Thread.sleep(seconds * 1000L);
+        double elapsed = (System.nanoTime() - s) / 1e9;
+        JsonObject out = new JsonObject();
+        for (int i = 0; i < measured.size(); i++) {
+            Endpoint t = measured.get(i);
+            double cpu = (cpuTicks(t.pids) - ticks[i]) / 100.0;
+            double sched = (onCpuNanos(t.pids) - onCpu[i]) / 1e9;
+            JsonObject r = new JsonObject().put("seconds", elapsed).put("cpuSeconds", cpu)
+                    .put("millicores", cpu / elapsed * 1000).put("onCpuMillicores", sched / elapsed * 1000);
+            if (t.jvm()) {
+                JsonObject d = JvmProbe.delta(jvmBefore.get(t.name), JvmProbe.counters(t.mgmtPort),
+                        safepoints.get(t.name));
+                r.put("gc", d.remove("gc")).put("jvm", d);
+            }
+            out.put(t.name, r);
+        }
+        return out;
     }
 
     /**
@@ -258,10 +462,7 @@ public final class Bench {
         int seconds = Integer.parseInt(System.getenv().getOrDefault("TRIAL_SECONDS", "15"));
         String label = System.getenv().getOrDefault("TRIAL_LABEL", "");
         Endpoint engine = startEngine();
-        List<Endpoint> builds = new ArrayList<>(List.of(startSidecar(engine.port)));
-        if (baselineJar != null) {
-            builds.add(startSidecar(engine.port, baselineJar, "baseline"));
-        }
+        List<Endpoint> builds = startBuilds(engine.port);
         ScheduledExecutorService sampler = startSampler();
         Thread.sleep(1000);
         for (Endpoint b : builds) {
@@ -279,9 +480,8 @@ public final class Bench {
                     label, b.name, procState(pid).getLong("rssKb", 0L) / 1024.0));
             for (int level : new int[] {1000, 2000}) {
                 peaks.get(b.name).reset();
-                JsonObject gcBefore = gcPauses(b.mgmtPort);
                 JsonObject p = phase(b, "stream", level, seconds, 30, 100, 10, "trial-c" + level, engine);
-                JsonObject gc = minus(gcPauses(b.mgmtPort), gcBefore);
+                JsonObject gc = p.getJsonObject("gc", new JsonObject());
                 double eps = p.getDouble("eventsPerSec", 0.0);
                 double cores = p.getDouble("proxyCpuSeconds", 0.0) / p.getDouble("seconds", 1.0);
                 JsonObject r = new JsonObject().put("peak", peaks.get(b.name).get()).put("eventsPerSec", eps)
@@ -304,6 +504,7 @@ public final class Bench {
         sampler.shutdownNow();
         stopAll();
     }
+
 
     /**
      * A full run's results with the parts of a rerun replaced: latency phases of the rerun levels, the burst and the
@@ -428,6 +629,9 @@ public final class Bench {
         return new Endpoint("engine", port, List.of(p.pid()), -1);
     }
 
+    /** nginx's workers: one per core of this machine, as the sidecar's event loops on it. */
+    static final int NGINX_WORKERS = 2;
+
     Endpoint startNginx(int enginePort) throws Exception {
         Path dir = work.resolve("nginx");
         Files.createDirectories(dir.resolve("tmp"));
@@ -435,7 +639,7 @@ public final class Bench {
         String conf = """
                 daemon off;
                 master_process on;
-                worker_processes 2;
+                worker_processes %4$d;
                 worker_rlimit_nofile 20000;
                 pid %1$s/nginx.pid;
                 error_log %1$s/error.log warn;
@@ -461,7 +665,7 @@ public final class Bench {
                     }
                   }
                 }
-                """.formatted(dir, enginePort, port);
+                """.formatted(dir, enginePort, port, NGINX_WORKERS);
         Files.writeString(dir.resolve("nginx.conf"), conf);
         Process p = spawn(List.of("nginx", "-c", dir.resolve("nginx.conf").toString(), "-p", dir.toString()),
                 work.resolve("nginx.log"));
@@ -479,28 +683,74 @@ public final class Bench {
     }
 
     /**
-     * A sidecar build ({@code name}: "sidecar" or "baseline"), with the same settings whichever the jar, and the same
-     * flags unless the baseline has its own ({@code --baseline-jvm-options}).
+     * A sidecar build ({@code name}: "sidecar", "baseline" or "sidecar-min"), in {@link #SHIPPED} whichever the jar
+     * ("sidecar-min": {@link #MINIMAL}), on the shipped flags unless the baseline has its own
+     * ({@code --baseline-jvm-options}), with a safepoint log added (logging only) and this mode's {@link #extraFlags}.
      */
     Endpoint startSidecar(int enginePort, Path jar, String name) throws Exception {
-        List<String> flags = "baseline".equals(name) && baselineOptions != null
-                ? Processes.jvmOptions(baselineOptions) : sidecarOpts();
+        List<String> flags = new ArrayList<>("baseline".equals(name) && baselineOptions != null
+                ? Processes.jvmOptions(baselineOptions) : sidecarOpts());
+        Path safepointLog = work.resolve(name + "-safepoint.log");
+        Files.deleteIfExists(safepointLog);
+        List<String> added = new ArrayList<>(List.of(JvmProbe.safepointFlag(safepointLog)));
+        added.addAll(extraFlags);
+        flags.addAll(added);
+        Map<String, String> properties = configuration(name);
         Processes.Launch launch = Processes.Sidecar.launch(jar);
+        String ports = "0 (the OS picks; read off the start lines)";
         if ("baseline".equals(name)) {
             launch.ports(Processes.freePort(), Processes.freePort()); // any build: ready when its health says so
+            ports = "free ports chosen before the start";
         }
-        Processes.Sidecar s = launch
-                .jvmOptions(flags).env(sidecarEnv()).upstream("http://127.0.0.1:" + enginePort)
-                .property("quarkus.http.accept-backlog", "4096").property("sidecar.engine.scrape-enabled", "false")
-                .property("quarkus.otel.sdk.disabled", "true").log(work.resolve(name + ".log")).start();
+        Processes.Sidecar s = launch.jvmOptions(flags).env(sidecarEnv()).upstream("http://127.0.0.1:" + enginePort)
+                .properties(properties).log(work.resolve(name + ".log")).start();
         started.add(s.running.process);
         s.awaitReady(Duration.ofSeconds(60));
-        System.out.printf(Locale.ROOT, "%-8s pid %d port %d management %d (%s)%n", name, s.pid(), s.proxyPort,
+        System.out.printf(Locale.ROOT, "%-11s pid %d port %d management %d (%s)%n", name, s.pid(), s.proxyPort,
                 s.managementPort, jar);
+        launched.put(name, new JsonObject().put("jar", jar.toString()).put("properties", new JsonObject(
+                new LinkedHashMap<>(properties))).put("addedJvmFlags", String.join(" ", added))
+                .put("launch", "QUARKUS_HTTP_HOST=127.0.0.1, QUARKUS_MANAGEMENT_HOST=127.0.0.1, QUARKUS_HTTP_PORT and "
+                        + "QUARKUS_MANAGEMENT_PORT " + ports + ", SIDECAR_UPSTREAM_URL=http://127.0.0.1:<engine port>"
+                        + inheritedSettings())
+                .put("otel", otelLines(s.running.lines)));
+        safepoints.put(name, new JvmProbe.SafepointLog(safepointLog));
         Peaks p = new Peaks();
         p.watch(s.pid());
         peaks.put(name, p);
         return new Endpoint(name, s.proxyPort, List.of(s.pid()), s.managementPort);
+    }
+
+    /**
+     * Settings the sidecar would take from the environment bench/run was started in (it inherits it): the report must
+     * say so, they change the configuration measured.
+     */
+    static String inheritedSettings() {
+        List<String> names = System.getenv().keySet().stream()
+                .filter(k -> k.startsWith("OTEL_") || k.startsWith("SIDECAR_") || k.startsWith("QUARKUS_"))
+                .filter(k -> !k.equals("SIDECAR_JVM_OPTS") && !k.equals("SIDECAR_ENV")).sorted().toList();
+        return names.isEmpty() ? "; nothing else from the environment" : "; also inherited from the environment: "
+                + String.join(", ", names);
+    }
+
+    /** The configuration a build runs in: {@link #MINIMAL} for "sidecar-min", {@link #SHIPPED} otherwise. */
+    static Map<String, String> configuration(String name) {
+        return "sidecar-min".equals(name) ? MINIMAL : SHIPPED;
+    }
+
+    /** What the sidecar said about OpenTelemetry at its start (nothing: the SDK stayed off, no OTLP endpoint). */
+    static String otelLines(List<String> lines) {
+        List<String> said = lines.stream().filter(l -> l.contains("OpenTelemetry")).map(l -> l.replaceAll(".*\\) ", ""))
+                .toList();
+        return said.isEmpty() ? "no OpenTelemetry line at start: OTLP off (no endpoint)" : String.join("; ", said);
+    }
+
+    static Map<String, String> ordered(String... keyValues) {
+        Map<String, String> m = new LinkedHashMap<>();
+        for (int i = 0; i < keyValues.length; i += 2) {
+            m.put(keyValues[i], keyValues[i + 1]);
+        }
+        return java.util.Collections.unmodifiableMap(m);
     }
 
     void stopAll() {
@@ -560,9 +810,15 @@ public final class Bench {
         return out;
     }
 
-    /** One load-client run against one target; adds CPU seconds used by the target and the engine. */
+    /**
+     * One load-client run against one target; adds CPU seconds used by the target and the engine and, for a sidecar
+     * build, what its JVM did between a scrape of its counters before and one after ({@code gc}: collections;
+     * {@code jvm}: bytes allocated, safepoints, seconds; {@link JvmProbe#delta}). The scrapes fall outside the CPU
+     * measured.
+     */
     JsonObject phase(Endpoint target, String mode, int conc, int seconds, int events, int intervalMs,
             int ttftMs, String model, Endpoint engine) throws Exception {
+        JsonObject jvmBefore = target.jvm() ? JvmProbe.counters(target.mgmtPort) : null;
         long cpuTarget = target.name.equals("direct") ? 0 : cpuTicks(target.pids);
         long cpuEngine = cpuTicks(engine.pids);
         long[] box = boxTicks();
@@ -586,8 +842,13 @@ public final class Bench {
         } catch (RuntimeException e) {
             r = new JsonObject().put("failed", out);
         }
-        return r.put("target", target.name).put("proxyCpuSeconds", cpuT / 100.0).put("engineCpuSeconds", cpuE / 100.0)
+        r.put("target", target.name).put("proxyCpuSeconds", cpuT / 100.0).put("engineCpuSeconds", cpuE / 100.0)
                 .put("stealPercent", total > 0 ? 100.0 * (boxAfter[1] - box[1]) / total : 0.0);
+        if (jvmBefore != null) {
+            JsonObject d = JvmProbe.delta(jvmBefore, JvmProbe.counters(target.mgmtPort), safepoints.get(target.name));
+            r.put("gc", d.remove("gc")).put("jvm", d);
+        }
+        return r;
     }
 
     /** The sidecar's own view (/q/llm, longest window) of one phase's model: TTFT and ITL percentiles in µs. */
@@ -595,8 +856,9 @@ public final class Bench {
         try {
             var res = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + mgmtPort + "/q/llm"))
                     .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
-            JsonObject m = new JsonObject(res.body()).getJsonObject("models").getJsonObject(model);
-            JsonObject view = new JsonObject();
+            JsonObject models = new JsonObject(res.body()).getJsonObject("models");
+            JsonObject m = models.getJsonObject(model);
+            JsonObject view = new JsonObject().put("modelsHeld", models.size());
             if (m == null) {
                 return view;
             }
@@ -618,42 +880,11 @@ public final class Bench {
     }
 
     /**
-     * The sidecar's collector pauses so far, from its own {@code jvm_gc_pause_seconds} (Micrometer's JVM binder):
-     * count and seconds of young ("minor") and full ("major") collections. A stop-the-world pause holds every event
-     * that arrives meanwhile, so the tail of a phase is read next to the pauses taken during it.
+     * Scrapes /q/metrics while a phase runs, as the chart's ServiceMonitor does (every {@value #SCRAPE_EVERY_SECONDS}
+     * s, the first 2 s in): the scrape must stay fast under load, and its cost is part of what the sidecar costs.
      */
-    JsonObject gcPauses(int mgmtPort) {
-        JsonObject g = new JsonObject().put("minorCount", 0.0).put("minorSeconds", 0.0).put("majorCount", 0.0)
-                .put("majorSeconds", 0.0);
-        try {
-            var res = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + mgmtPort + "/q/metrics"))
-                    .header("Accept", "text/plain; version=0.0.4").timeout(Duration.ofSeconds(10)).build(),
-                    HttpResponse.BodyHandlers.ofLines());
-            res.body().filter(l -> l.startsWith("jvm_gc_pause_seconds_count{") || l.startsWith("jvm_gc_pause_seconds_sum{"))
-                    .forEach(l -> {
-                        String kind = l.contains("action=\"end of major GC\"") ? "major" : "minor";
-                        String what = l.startsWith("jvm_gc_pause_seconds_count") ? "Count" : "Seconds";
-                        double v = Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1));
-                        g.put(kind + what, g.getDouble(kind + what) + v);
-                    });
-        } catch (Exception e) {
-            g.put("error", e.toString());
-        }
-        return g;
-    }
-
-    static JsonObject minus(JsonObject after, JsonObject before) {
-        JsonObject d = new JsonObject();
-        for (String k : after.fieldNames()) {
-            if (after.getValue(k) instanceof Number a && before.getValue(k) instanceof Number b) {
-                d.put(k, a.doubleValue() - b.doubleValue());
-            }
-        }
-        return d;
-    }
-
-    /** Scrapes /q/metrics every second while a phase runs: the scrape must stay fast under load. */
     final class ScrapeProbe {
+        static final int SCRAPE_EVERY_SECONDS = 15;
         final Thread thread;
         volatile boolean stop;
         final List<Long> millis = new CopyOnWriteArrayList<>();
@@ -663,6 +894,11 @@ public final class Bench {
         ScrapeProbe(int mgmtPort) {
             thread = new Thread(() -> {
                 long deadline = System.nanoTime() + 600_000_000_000L;
+                try {
+                    Thread.sleep(2000);
+                } catch (InterruptedException e) {
+                    return;
+                }
                 while (!stop && System.nanoTime() < deadline) {
                     long s = System.nanoTime();
                     try {
@@ -678,7 +914,7 @@ public final class Bench {
                         failures++;
                     }
                     try {
-                        Thread.sleep(1000);
+                        Thread.sleep(SCRAPE_EVERY_SECONDS * 1000L);
                     } catch (InterruptedException e) {
                         return;
                     }
@@ -768,6 +1004,26 @@ public final class Bench {
                 String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
                 sum += Long.parseLong(f[11]) + Long.parseLong(f[12]); // utime, stime
             } catch (IOException | RuntimeException e) {
+                // process gone
+            }
+        }
+        return sum;
+    }
+
+    /** Nanoseconds the processes' live threads have spent on a CPU ({@code /proc/PID/task/TID/schedstat}). */
+    static long onCpuNanos(List<Long> pids) {
+        long sum = 0;
+        for (long pid : pids) {
+            try (var tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+                for (Path t : (Iterable<Path>) tasks::iterator) {
+                    try {
+                        String stat = Files.readString(t.resolve("schedstat")).trim();
+                        sum += Long.parseLong(stat.substring(0, stat.indexOf(' ')));
+                    } catch (IOException | RuntimeException e) {
+                        // the thread ended
+                    }
+                }
+            } catch (IOException e) {
                 // process gone
             }
         }

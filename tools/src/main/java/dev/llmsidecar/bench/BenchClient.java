@@ -41,7 +41,7 @@ public final class BenchClient {
     static final List<String> METRICS = List.of("ttftOverhead", "chunkDelay", "requestPath", "engineTtft", "engineItl",
             "clientItl", "clientTtft", "plainLatency");
     /** A made-up key as long as a real project key ("sk-proj-" and 156 characters). */
-    private static final String API_KEY = "Bearer sk-proj-" + "x".repeat(156);
+    static final String API_KEY = "Bearer sk-proj-" + "x".repeat(156);
     private static final String CHAT = "/v1/chat/completions";
 
     private BenchClient() {
@@ -245,11 +245,13 @@ public final class BenchClient {
                                 hist.get("engineTtft").record(t - a);
                             }
                         }
-                        hist.get("clientTtft").record(now - sentNanos());
-                    } else {
                         if (measured) {
-                            hist.get("engineItl").record(t - prevT);
+                            hist.get("clientTtft").record(now - sentNanos());
                         }
+                    } else if (measured) {
+                        // the client's own view of the same streams as the engine's: a directly connected client's
+                        // timing error is its percentile minus the engine's
+                        hist.get("engineItl").record(t - prevT);
                         hist.get("clientItl").record(now - prevNow);
                     }
                 }

@@ -35,6 +35,10 @@ class BenchClientTest {
         assertThat(r.getJsonObject("chunkDelay").getLong("count")).isPositive();
         assertThat(r.getJsonObject("requestPath").getLong("count")).isPositive();
         assertThat(r.getJsonObject("plainLatency").getLong("count")).isZero();
+        // the client's own TTFT and ITL over the same streams as the engine's: a direct client's timing error
+        assertThat(r.getJsonObject("clientTtft").getLong("count")).isEqualTo(r.getJsonObject("engineTtft").getLong("count"));
+        assertThat(r.getJsonObject("clientItl").getLong("count")).isEqualTo(r.getJsonObject("engineItl").getLong("count"));
+        assertThat(r.getJsonObject("clientItl").getDouble("p50")).isBetween(19_000.0, 100_000.0);
     }
 
     @Test
