@@ -82,6 +82,16 @@ public interface SidecarConfig {
          */
         @WithDefault("67108864")
         long maxRequestBodyBytes();
+
+        /**
+         * Relay a chunked response body to an HTTP/1.1 client as the bytes the engine's reads held (a strict chunk
+         * scanner hands the decoders the data in place; one write per read). Off: every body goes through the
+         * HTTP codecs as objects, re-framed by the sidecar. HTTP/2 and HTTP/1.0 clients, bodies without a body
+         * (HEAD, 204, 304) and bodies framed by Content-Length or the close always take that path
+         * (llm_sidecar_relay_fallbacks_total says how often and why).
+         */
+        @WithDefault("true")
+        boolean rawRelay();
     }
 
     interface Llm {

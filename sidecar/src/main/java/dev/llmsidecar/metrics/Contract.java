@@ -159,6 +159,12 @@ public final class Contract {
             "Connections that failed (reset, broken pipe) outside an exchange's own handling", PEER);
     public static final Series NOT_DECODED = counter("llm_sidecar.responses_not_decoded", "{request}",
             "Successful LLM responses forwarded without decoding, by reason", REASON);
+    public static final Series RELAY_FALLBACKS = counter("llm_sidecar.relay_fallbacks", "{response}",
+            "Response bodies that went through the HTTP codecs instead of the raw relay, by reason", REASON);
+    public static final Series RELAY_REFRAMES = counter("llm_sidecar.relay_reframes", "{response}",
+            "Raw-relayed bodies whose rest the sidecar framed itself after a rewrite cut bytes (include_usage)");
+    public static final Series FRAMING_ANOMALIES = counter("llm_sidecar.upstream_framing_anomalies", "{response}",
+            "Raw-relayed bodies cut at a chunked-framing anomaly or bytes after their end (both connections closed)");
 
     // ---- SLO ----
 

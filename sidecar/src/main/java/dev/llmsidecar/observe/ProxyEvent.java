@@ -50,7 +50,22 @@ public enum ProxyEvent {
     /** An upstream connection failed outside an exchange's own handling. */
     CONNECTION_ERROR_UPSTREAM("llm_sidecar.connection_errors", "peer", "upstream"),
     /** A successful LLM response forwarded without decoding: a content coding the sidecar does not read. */
-    NOT_DECODED_CONTENT_ENCODING("llm_sidecar.responses_not_decoded", "reason", "content_encoding");
+    NOT_DECODED_CONTENT_ENCODING("llm_sidecar.responses_not_decoded", "reason", "content_encoding"),
+
+    /** A response body not relayed raw: sidecar.proxy.raw-relay is off. */
+    RELAY_FALLBACK_DISABLED("llm_sidecar.relay_fallbacks", "reason", "disabled"),
+    /** A response body not relayed raw: the client is an HTTP/2 stream. */
+    RELAY_FALLBACK_HTTP2_CLIENT("llm_sidecar.relay_fallbacks", "reason", "http2_client"),
+    /** A response body not relayed raw: the client speaks HTTP/1.0 (no chunked framing). */
+    RELAY_FALLBACK_HTTP10_CLIENT("llm_sidecar.relay_fallbacks", "reason", "http10_client"),
+    /** A response body not relayed raw: the engine framed it with Content-Length or the connection's close. */
+    RELAY_FALLBACK_NOT_CHUNKED("llm_sidecar.relay_fallbacks", "reason", "not_chunked"),
+    /** A response body not relayed raw: a rewrite re-frames it from its head (include_usage on a length stream). */
+    RELAY_FALLBACK_REFRAMED("llm_sidecar.relay_fallbacks", "reason", "reframed"),
+    /** A body relayed raw whose rest went with the sidecar's own framing after a rewrite cut (include_usage). */
+    RELAY_REFRAMED("llm_sidecar.relay_reframes"),
+    /** A body relayed raw cut for a framing anomaly, or bytes after its end: both connections closed. */
+    RELAY_FRAMING_ANOMALY("llm_sidecar.upstream_framing_anomalies");
 
     /** The series counted into (the contract's name). */
     public final String series;

@@ -2,6 +2,7 @@ package dev.llmsidecar.proxy;
 
 import dev.llmsidecar.wire.LlmOperation;
 import dev.llmsidecar.wire.LlmRoutes;
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
@@ -39,6 +40,7 @@ final class ClientChannelHandler extends ChannelInboundHandlerAdapter implements
     private final LoopResources loop;
     private final boolean http2;
     private ChannelHandlerContext ctx;
+    private ClientCodec codec;
     private Exchange current;
     private boolean requestComplete;
     private boolean closing;
@@ -64,6 +66,23 @@ final class ClientChannelHandler extends ChannelInboundHandlerAdapter implements
     @Override
     public boolean http2() {
         return http2;
+    }
+
+    @Override
+    public void relayNextBody() {
+        codec().relayNextBody();
+    }
+
+    @Override
+    public void writeRaw(ByteBuf bytes) {
+        codec().writeRaw(bytes);
+    }
+
+    private ClientCodec codec() {
+        if (codec == null) {
+            codec = ctx.pipeline().get(ClientCodec.class); // in place once the connection's first request was read
+        }
+        return codec;
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.llmsidecar.proxy;
 
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import java.util.function.Consumer;
 
@@ -10,6 +11,15 @@ interface ClientSide {
 
     /** The client is an HTTP/2 stream. */
     boolean http2();
+
+    /** The next response head is that of a body relayed raw: the HTTP/1.x codec encodes only the head. */
+    void relayNextBody();
+
+    /**
+     * Writes bytes beneath the connection's HTTP/1.x codec, straight to the socket's end of the pipeline: a body
+     * relayed raw, framed and terminated as the engine framed it.
+     */
+    void writeRaw(ByteBuf bytes);
 
     /** The exchange's say on the client's reads: backpressure on a request body. */
     void setAutoRead(boolean on);

@@ -63,6 +63,7 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
     private ExchangeState state = ExchangeState.REQUEST_HEAD;
     private HttpRequest request;             // until the response starts (a second attempt sends it again)
     private UpstreamConnection upstream;
+    private RawRelay relay;                  // the response body is relayed raw (null: through the codecs)
     private boolean closeAfter;              // the client's connection ends with this exchange
     private boolean headWritten;             // a head went to the client: an error can only cut from now on
     private boolean upstreamKeepAlive;
@@ -71,6 +72,7 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
 
     // flow control, apart from the life above: what the current read wrote, and which side is paused for the other
     private boolean pending;                 // written to the client, not yet flushed
+    private boolean pendingTimed;            // and some of it was the body's data: the flush is timed
     private long pendingSince;               // arrival of the first part of the read not yet flushed
     private boolean pausedForClient;
     private boolean pausedForUpstream;
@@ -294,16 +296,114 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
         request = null;
         HttpHeaders h = r.headers();
         boolean bodyless = headRequest || code == 204 || code == 304 || code < 200;
+        boolean chunked = HttpUtil.isTransferEncodingChunked(r); // as the upstream codec reads the body
         boolean reframe = llm != null && llm.onResponseHead(code, h, h.contains(HttpHeaderNames.CONTENT_LENGTH), now);
         ResponseFraming.Framed framed = ResponseFraming.frame(r, clientVersion, http2, bodyless, reframe,
                 closeAfter || context.server().draining());
         closeAfter = framed.closeAfter();
+        if (!bodyless) {
+            ProxyEvent fallback = relayFallback(chunked, reframe);
+            if (fallback == null) {
+                relay = new RawRelay(llm != null ? llm : RawRelay.NONE, client::writeRaw);
+                client.relayNextBody();
+                upstream.relayBody();
+            } else {
+                traffic.count(fallback);
+            }
+        }
         headWritten = true;
         clientChannel.write(r, clientChannel.voidPromise());
         if (framed.streamed()) {
             // a streaming client sees the headers when the engine sends them, not with the first token
             clientChannel.flush();
         }
+    }
+
+    /** Why this response's body does not go by the raw relay, or null when it does. */
+    private ProxyEvent relayFallback(boolean chunked, boolean reframe) {
+        if (!context.rawRelay()) {
+            return ProxyEvent.RELAY_FALLBACK_DISABLED;
+        }
+        if (http2) {
+            return ProxyEvent.RELAY_FALLBACK_HTTP2_CLIENT;
+        }
+        if (clientVersion != HttpVersion.HTTP_1_1) {
+            return ProxyEvent.RELAY_FALLBACK_HTTP10_CLIENT;
+        }
+        if (reframe) {
+            return ProxyEvent.RELAY_FALLBACK_REFRAMED;
+        }
+        return chunked ? null : ProxyEvent.RELAY_FALLBACK_NOT_CHUNKED;
+    }
+
+    /**
+     * The timestamping point of a body relayed raw: the read is stamped as it arrives, its data ranges decoded where
+     * they lie, and the read itself written beneath the client's codec; the flush waits for the end of the read.
+     */
+    @Override
+    public void onUpstreamRaw(ByteBuf read) {
+        long arrived = System.nanoTime();
+        lastUpstreamActivity = arrived;
+        if (!state.responding() || relay == null) {
+            read.release();
+            return;
+        }
+        moveTo(ExchangeState.STREAMING);
+        RawRelay.Step step = relay.onRead(read, arrived);
+        if (relay.wrote() && !pending) {
+            pending = true;
+            pendingTimed = relay.wroteData();
+            pendingSince = arrived;
+        } else if (pending && !pendingTimed && relay.wroteData()) {
+            pendingTimed = true;
+            pendingSince = arrived;
+        }
+        switch (step) {
+            case MORE -> {
+            }
+            case END -> onRelayedEnd(arrived, true);
+            case END_WITH_MORE_BYTES -> onRelayedEnd(arrived, false);
+            case ANOMALY -> {
+                traffic.count(ProxyEvent.RELAY_FRAMING_ANOMALY);
+                context.server().warnOnce("framing_anomaly", "an upstream response broke the chunked framing ("
+                        + relay.anomaly() + "); what came before went to the client and both connections were "
+                        + "closed. Further ones are counted in llm_sidecar_upstream_framing_anomalies_total, not "
+                        + "logged");
+                UpstreamConnection bad = upstream;
+                onUpstreamBroken(new java.io.IOException("chunked framing: " + relay.anomaly()));
+                if (bad != null) {
+                    bad.close();
+                }
+            }
+        }
+    }
+
+    /**
+     * The relayed body ended (the relay wrote its last chunk, the decoder's held bytes before it). {@code clean}: the
+     * read held nothing after it, so the connection may carry the next response.
+     */
+    private void onRelayedEnd(long now, boolean clean) {
+        Outcome outcome = status >= 400 ? Outcome.UPSTREAM_ERROR : Outcome.OK;
+        if (llm != null) {
+            llm.finish(outcome);
+        }
+        if (relay.reframed()) {
+            traffic.count(ProxyEvent.RELAY_REFRAMED);
+        }
+        // the client codec encoded only the head: its empty last content writes nothing and readies it for the next
+        clientChannel.write(LastHttpContent.EMPTY_LAST_CONTENT, clientChannel.voidPromise());
+        flushPending();
+        clientChannel.flush();
+        UpstreamConnection done = upstream;
+        if (clean) {
+            done.endRelay();
+        } else {
+            traffic.count(ProxyEvent.RELAY_FRAMING_ANOMALY); // bytes after the body: never pooled again
+        }
+        boolean keepAlive = clean && upstreamKeepAlive;
+        finish(ExchangeState.ENDED, outcome, now);
+        done.endExchange(this, keepAlive, now);
+        completeResponse();
     }
 
     /**
@@ -342,6 +442,7 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
     private void write(HttpContent content, long arrived) {
         if (!pending && content.content().isReadable()) {
             pending = true;
+            pendingTimed = true;
             pendingSince = arrived;
         }
         clientChannel.write(content, clientChannel.voidPromise());
@@ -363,15 +464,18 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
             return;
         }
         clientChannel.flush();
-        ChannelOutboundBuffer queuedOut = clientChannel.unsafe().outboundBuffer();
-        if (!http2 && (queuedOut == null || queuedOut.totalPendingWriteBytes() == 0)) {
-            observer.written(arrived, System.nanoTime()); // the kernel has every byte
-        } else {
-            client.whenWritten(ok -> {
-                if (ok) {
-                    observer.written(arrived, System.nanoTime());
-                }
-            });
+        // framing alone (a relayed body's last chunk) is flushed, not timed, as the object path's empty last content
+        if (pendingTimed) {
+            ChannelOutboundBuffer queuedOut = clientChannel.unsafe().outboundBuffer();
+            if (!http2 && (queuedOut == null || queuedOut.totalPendingWriteBytes() == 0)) {
+                observer.written(arrived, System.nanoTime()); // the kernel has every byte
+            } else {
+                client.whenWritten(ok -> {
+                    if (ok) {
+                        observer.written(arrived, System.nanoTime());
+                    }
+                });
+            }
         }
         if (!clientChannel.isWritable() && !pausedForClient && upstream != null) {
             // slow client: stop reading upstream until the client has drained what we hold
@@ -469,7 +573,9 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
     private void onUpstreamBroken(Throwable cause) {
         LOG.debugf("upstream broke mid-response: %s", cause.toString());
         long now = System.nanoTime();
-        if (llm != null) {
+        if (relay != null) {
+            relay.releaseHeld(); // what was held back reaches the client, as it would directly
+        } else if (llm != null) {
             // an incomplete event held back for usage removal still reaches the client, as it would directly
             ByteBuf held = llm.releaseHeld();
             if (held.isReadable()) {
@@ -617,6 +723,9 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
         moveTo(end);
         upstream = null;
         body.release();
+        if (relay != null) {
+            relay.discard();
+        }
         loop.timeouts().remove(this);
         observer.ended(outcome, status, nanos);
         if (llm != null) {

@@ -11,10 +11,11 @@ import dev.llmsidecar.rewrite.Rewriter;
  * @param maxInspectedBodyBytes sidecar.llm.max-inspected-body-bytes
  * @param maxHeldEventBytes sidecar.llm.max-held-event-bytes
  * @param upstreamIdleNanos sidecar.upstream.idle-timeout: the longest silence from upstream before an exchange fails
+ * @param rawRelay sidecar.proxy.raw-relay
  */
 record ExchangeContext(TrafficObserver traffic, Rewriter rewriter, UpstreamTarget target, boolean preserveHost,
         long maxRequestBodyBytes, int maxInspectedBodyBytes, int maxHeldEventBytes, long upstreamIdleNanos,
-        Server server) {
+        boolean rawRelay, Server server) {
 
     /** The server's side of an exchange's life. */
     interface Server {

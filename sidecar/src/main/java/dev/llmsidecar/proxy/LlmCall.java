@@ -25,7 +25,7 @@ import io.vertx.core.buffer.Buffer;
  * the exchange's {@link ExchangeObserver}; {@link Exchange} moves the bytes. All calls come from the client
  * connection's event loop.
  */
-final class LlmCall {
+final class LlmCall implements RawRelay.Decoding {
 
     private final ExchangeContext context;
     private final TrafficObserver traffic;
@@ -131,13 +131,25 @@ final class LlmCall {
         return decoder == null ? content : decoder.onChunk(content, nanos);
     }
 
+    @Override
+    public ByteBuf onData(ByteBuf read, int index, int length, long nanos) {
+        return decoder == null ? null : decoder.onData(read, index, length, nanos);
+    }
+
+    @Override
+    public boolean edits() {
+        return decoder != null && decoder.edits();
+    }
+
     /** The upstream body ended: returns any bytes the decoder still held. */
-    ByteBuf onEnd(long nanos) {
+    @Override
+    public ByteBuf onEnd(long nanos) {
         return decoder == null ? Unpooled.EMPTY_BUFFER : decoder.onEnd(nanos);
     }
 
     /** The upstream broke off: returns what the decoder held back, which reaches the client as it would directly. */
-    ByteBuf releaseHeld() {
+    @Override
+    public ByteBuf releaseHeld() {
         return decoder == null ? Unpooled.EMPTY_BUFFER : decoder.releaseHeld();
     }
 

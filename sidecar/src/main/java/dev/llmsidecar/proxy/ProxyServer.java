@@ -21,9 +21,7 @@ import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
-import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpServerUpgradeHandler;
-import io.netty.handler.codec.http2.CleartextHttp2ServerUpgradeHandler;
 import io.netty.handler.codec.http2.Http2CodecUtil;
 import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
 import io.netty.handler.codec.http2.Http2MultiplexHandler;
@@ -109,7 +107,7 @@ public final class ProxyServer {
         this.upstreamIdleNanos = Math.max(1, config.upstream().idleTimeout().toNanos());
         this.exchanges = new ExchangeContext(traffic, rewriter, target, config.upstream().preserveHost(),
                 config.proxy().maxRequestBodyBytes(), config.llm().maxInspectedBodyBytes(),
-                config.llm().maxHeldEventBytes(), upstreamIdleNanos, new ServerHooks());
+                config.llm().maxHeldEventBytes(), upstreamIdleNanos, config.proxy().rawRelay(), new ServerHooks());
         try {
             this.upstreamSsl = target.ssl() ? SslContextBuilder.forClient().build() : null;
         } catch (SSLException e) {
@@ -155,8 +153,7 @@ public final class ProxyServer {
     }
 
     private void initClient(Channel ch) {
-        HttpServerCodec codec = new HttpServerCodec(settings.maxInitialLineLength(), settings.maxHeaderSize(),
-                1 << 20, false);
+        ClientCodec codec = new ClientCodec(settings.maxInitialLineLength(), settings.maxHeaderSize(), 1 << 20);
         ChannelInitializer<Channel> stream = new ChannelInitializer<>() {
             @Override
             protected void initChannel(Channel streamChannel) {
@@ -179,7 +176,7 @@ public final class ProxyServer {
                 h2.pipeline().addAfter("h2-frames", "h2-streams", new Http2MultiplexHandler(stream));
             }
         };
-        ch.pipeline().addLast(new CleartextHttp2ServerUpgradeHandler(codec, upgrade, priorKnowledge));
+        ch.pipeline().addLast(new CleartextUpgrade(codec, upgrade, priorKnowledge));
         ch.pipeline().addLast(new ClientChannelHandler(exchanges, routes, connectionErrors, loop(ch.eventLoop()),
                 false));
     }

@@ -1,5 +1,6 @@
 package dev.llmsidecar.proxy;
 
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -18,6 +19,9 @@ final class UpstreamConnection extends ChannelInboundHandlerAdapter {
     interface Listener {
         /** A decoded piece of the response (head, content, last content); the listener owns it. */
         void onUpstream(HttpObject message);
+
+        /** A read of a body relayed raw ({@link #relayBody}), as the socket produced it; the listener owns it. */
+        void onUpstreamRaw(ByteBuf read);
 
         /** Every piece of one socket read has been delivered. */
         void onUpstreamReadComplete();
@@ -43,6 +47,7 @@ final class UpstreamConnection extends ChannelInboundHandlerAdapter {
 
     final Channel channel;
     private final Owner pool;
+    private final UpstreamCodec codec;
     /** False for a connection opened for one request only (a request sent again; keep-alive off). */
     final boolean reusable;
     private Listener listener;
@@ -51,10 +56,12 @@ final class UpstreamConnection extends ChannelInboundHandlerAdapter {
     private long readsSinceStart;
     private boolean closed;
     private boolean counted = true;
+    private boolean relaying;
 
-    UpstreamConnection(Channel channel, Owner pool, boolean reusable) {
+    UpstreamConnection(Channel channel, Owner pool, UpstreamCodec codec, boolean reusable) {
         this.channel = channel;
         this.pool = pool;
+        this.codec = codec;
         this.reusable = reusable;
         this.idleSinceNanos = System.nanoTime();
     }
@@ -74,6 +81,18 @@ final class UpstreamConnection extends ChannelInboundHandlerAdapter {
     /** True when nothing has been read from the connection since the current exchange started. */
     boolean nothingReadSinceStart() {
         return readsSinceStart == 0;
+    }
+
+    /** The body of the response whose head was just delivered is relayed raw: reads come undecoded. */
+    void relayBody() {
+        relaying = true;
+        codec.relayBody();
+    }
+
+    /** The relayed body ended whole: the next read is a response head again. */
+    void endRelay() {
+        relaying = false;
+        codec.endRelay();
     }
 
     /** True when it has no exchange now and has been idle (or, never used, open) for at least {@code nanos}. */
@@ -129,8 +148,12 @@ final class UpstreamConnection extends ChannelInboundHandlerAdapter {
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         readsSinceStart++;
         Listener l = listener;
+        if (l != null && relaying && msg instanceof ByteBuf raw) {
+            l.onUpstreamRaw(raw);
+            return;
+        }
         if (l == null || !(msg instanceof HttpObject http)) {
-            // nothing expects it (an idle connection that talks): such a connection cannot be trusted again
+            // nothing expects it (an idle connection that talks, a tunnel): such a connection cannot be trusted again
             ReferenceCountUtil.release(msg);
             close();
             return;

@@ -6,7 +6,6 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
-import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.util.ArrayDeque;
@@ -110,9 +109,11 @@ final class UpstreamPool implements UpstreamConnection.Owner {
                 if (ssl != null) {
                     ch.pipeline().addLast(ssl.newHandler(ch.alloc(), sslHost, sslPort));
                 }
-                // content is handed on as the read delivered it (a retained slice, no copy); no aggregation
-                ch.pipeline().addLast(new HttpClientCodec(4096, 8192, 1 << 20, false, false));
-                made[0] = new UpstreamConnection(ch, UpstreamPool.this, reusable && keepAliveNanos > 0);
+                // content is handed on as the read delivered it (a retained slice, no copy, or the read itself when
+                // relayed raw); no aggregation
+                UpstreamCodec codec = new UpstreamCodec(4096, 8192, 1 << 20);
+                ch.pipeline().addLast(codec);
+                made[0] = new UpstreamConnection(ch, UpstreamPool.this, codec, reusable && keepAliveNanos > 0);
                 ch.pipeline().addLast(made[0]);
             }
         });

@@ -99,16 +99,23 @@ public final class InflatingDecoder implements StreamDecoder {
 
     @Override
     public ByteBuf onChunk(ByteBuf chunk, long nanos) {
+        onData(chunk, chunk.readerIndex(), chunk.readableBytes(), nanos);
+        return chunk;
+    }
+
+    /** The compressed bytes pass as they are; an inflated copy goes to the inner decoder. */
+    @Override
+    public ByteBuf onData(ByteBuf read, int index, int length, long nanos) {
         if (!failed) {
-            in += chunk.readableBytes();
+            in += length;
             try {
-                inflate(ByteBufUtil.getBytes(chunk), nanos);
+                inflate(ByteBufUtil.getBytes(read, index, length), nanos);
             } catch (DataFormatException | RuntimeException e) {
                 handOn(nanos); // what this read inflated to before the damage still counts
                 fail();
             }
         }
-        return chunk;
+        return null;
     }
 
     @Override

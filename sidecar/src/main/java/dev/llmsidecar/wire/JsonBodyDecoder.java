@@ -34,7 +34,12 @@ public final class JsonBodyDecoder implements StreamDecoder {
 
     @Override
     public ByteBuf onChunk(ByteBuf chunk, long nanos) {
-        int n = chunk.readableBytes();
+        onData(chunk, chunk.readerIndex(), chunk.readableBytes(), nanos);
+        return chunk;
+    }
+
+    @Override
+    public ByteBuf onData(ByteBuf read, int index, int n, long nanos) {
         if (!tooLarge) {
             if ((long) length + n > maxBytes) {
                 tooLarge = true;
@@ -43,11 +48,11 @@ public final class JsonBodyDecoder implements StreamDecoder {
                 if (length + n > copy.length) {
                     copy = Arrays.copyOf(copy, Math.min(maxBytes, Math.max(length + n, 2 * copy.length)));
                 }
-                chunk.getBytes(chunk.readerIndex(), copy, length, n);
+                read.getBytes(index, copy, length, n);
                 length += n;
             }
         }
-        return chunk;
+        return null;
     }
 
     @Override

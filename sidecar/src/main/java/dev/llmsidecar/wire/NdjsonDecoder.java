@@ -37,9 +37,15 @@ public final class NdjsonDecoder implements StreamDecoder, ByteProcessor {
 
     @Override
     public ByteBuf onChunk(ByteBuf chunk, long nanos) {
-        this.nanos = nanos;
-        chunk.forEachByte(this);
+        onData(chunk, chunk.readerIndex(), chunk.readableBytes(), nanos);
         return chunk;
+    }
+
+    @Override
+    public ByteBuf onData(ByteBuf read, int index, int length, long nanos) {
+        this.nanos = nanos;
+        read.forEachByte(index, length, this);
+        return null;
     }
 
     /** One byte of the body, in order (fed by {@link ByteBuf#forEachByte}, which reads the buffer where it lies). */

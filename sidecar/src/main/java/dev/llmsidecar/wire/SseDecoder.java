@@ -41,16 +41,22 @@ public final class SseDecoder implements StreamDecoder, SseEventSplitter.Listene
 
     @Override
     public ByteBuf onChunk(ByteBuf chunk, long nanos) {
+        onData(chunk, chunk.readerIndex(), chunk.readableBytes(), nanos);
+        return chunk;
+    }
+
+    @Override
+    public ByteBuf onData(ByteBuf read, int index, int length, long nanos) {
         this.nanos = nanos;
         if (!broken) {
             try {
-                splitter.feed(chunk);
+                splitter.feed(read, index, length);
             } catch (RuntimeException e) {
                 broken = true;
                 sink.onUndecodable();
             }
         }
-        return chunk;
+        return null;
     }
 
     @Override

@@ -119,17 +119,20 @@ public final class SseEventSplitter {
 
     /** Feeds the readable bytes of {@code chunk} (its indices are left as they are). */
     public void feed(ByteBuf chunk) {
-        int from = chunk.readerIndex();
-        int n = chunk.readableBytes();
-        if (chunk.hasArray()) {
-            int start = chunk.arrayOffset() + from;
-            feed(chunk.array(), start, start + n);
+        feed(chunk, chunk.readerIndex(), chunk.readableBytes());
+    }
+
+    /** Feeds the bytes {@code [from, from + n)} of {@code buf} where they lie (its indices are left as they are). */
+    public void feed(ByteBuf buf, int from, int n) {
+        if (buf.hasArray()) {
+            int start = buf.arrayOffset() + from;
+            feed(buf.array(), start, start + n);
             return;
         }
         Scratch scratch = SCRATCH.get();
         if (scratch.busy) {
             // fed from inside another stream's listener: the thread's block is in use
-            byte[] bytes = ByteBufUtil.getBytes(chunk);
+            byte[] bytes = ByteBufUtil.getBytes(buf, from, n);
             feed(bytes, 0, bytes.length);
             return;
         }
@@ -139,7 +142,7 @@ public final class SseEventSplitter {
             // copy in blocks (one bulk copy each, no allocation), then scan plain arrays
             for (int done = 0; done < n; done += block.length) {
                 int len = Math.min(block.length, n - done);
-                chunk.getBytes(from + done, block, 0, len);
+                buf.getBytes(from + done, block, 0, len);
                 scan(block, 0, len);
             }
         } finally {

@@ -17,6 +17,28 @@ public interface StreamDecoder {
     /** Observes one read from upstream; returns what to write to the client now (possibly empty, never null). */
     ByteBuf onChunk(ByteBuf chunk, long nanos);
 
+    /**
+     * The raw relay's call: observes the data bytes {@code [index, index + length)} of {@code read} where they lie
+     * (the read stays the caller's: not released, not retained) and returns null when the client gets exactly those
+     * bytes, or the bytes to send in their place (a buffer the caller owns, possibly empty: the decoder holds or cut
+     * some). Only a decoder that {@link #edits} returns non-null. This default reads a slice through {@link #onChunk};
+     * the decoders of the hot path read the range itself.
+     */
+    default ByteBuf onData(ByteBuf read, int index, int length, long nanos) {
+        ByteBuf view = read.retainedSlice(index, length);
+        ByteBuf out = onChunk(view, nanos);
+        if (out == view) {
+            view.release();
+            return null;
+        }
+        return out;
+    }
+
+    /** Whether this decoder may forward other bytes than it was given (a rewrite asked it to cut). */
+    default boolean edits() {
+        return false;
+    }
+
     /** The upstream body ended; returns any bytes still held (usually none). */
     ByteBuf onEnd(long nanos);
 

@@ -48,6 +48,7 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
     private byte[] held = NONE;
     private long heldStart;
     private ByteBuf current;
+    private int currentIndex;          // where in current the bytes being fed begin
     private long currentStart;
     private long[] cuts;
     private int cutPairs;
@@ -77,28 +78,44 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
 
     @Override
     public ByteBuf onChunk(ByteBuf chunk, long nanos) {
+        ByteBuf out = onData(chunk, chunk.readerIndex(), chunk.readableBytes(), nanos);
+        if (out == null) {
+            return chunk; // the common case: nothing held, nothing cut
+        }
+        chunk.release(); // what goes on holds references of its own
+        return out;
+    }
+
+    @Override
+    public boolean edits() {
+        return usage == UsageMode.REMOVE;
+    }
+
+    @Override
+    public ByteBuf onData(ByteBuf read, int index, int length, long nanos) {
         this.nanos = nanos;
         if (broken) {
-            return chunk;
+            return null;
         }
         if (usage != UsageMode.REMOVE) {
             try {
                 if (usage == UsageMode.OBSERVE) {
-                    chunk.forEachByte(finder());
+                    read.forEachByte(index, length, finder());
                 }
-                splitter.feed(chunk);
+                splitter.feed(read, index, length);
             } catch (RuntimeException e) {
                 fault();
             }
-            return chunk;
+            return null;
         }
-        current = chunk;
+        current = read;
+        currentIndex = index;
         currentStart = splitter.offset();
-        long end = currentStart + chunk.readableBytes();
+        long end = currentStart + length;
         try {
             long limit;
             try {
-                splitter.feed(chunk);
+                splitter.feed(read, index, length);
                 limit = splitter.lastBoundary();
                 if (splitter.incompleteEventOversize()) {
                     // too large to be a usage-only chunk: it streams on, but for a member whose range is undecided
@@ -149,12 +166,12 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
 
     /**
      * Returns the bytes before stream offset {@code limit} that are not cut, and holds (copies) those from there to
-     * {@code end}. The read being fed is returned itself when all of it goes and none of it is cut.
+     * {@code end}; null when they are exactly the bytes being fed (all of them go, none is cut, none was held).
      */
     private ByteBuf forwardUpTo(long limit, long end) {
         if (held.length == 0 && cutPairs == 0 && limit == end && current != null) {
             heldStart = end;
-            return current; // the common case: nothing held, nothing cut
+            return null;
         }
         ByteBuf[] pieces = new ByteBuf[2 * cutPairs + 2];
         int count = 0;
@@ -180,9 +197,6 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
         cutPairs = kept;
         count = slice(pieces, count, pos, limit);
         hold(Math.max(limit, heldStart), end);
-        if (current != null) {
-            current.release(); // the slices forwarded hold their own references
-        }
         return count == 0 ? Unpooled.EMPTY_BUFFER : count == 1 ? pieces[0] : Unpooled.wrappedBuffer(count, pieces);
     }
 
@@ -197,8 +211,7 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
             from = heldTo;
         }
         if (from < to) {
-            pieces[count++] = current.retainedSlice(current.readerIndex() + (int) (from - currentStart),
-                    (int) (to - from));
+            pieces[count++] = current.retainedSlice(currentIndex + (int) (from - currentStart), (int) (to - from));
         }
         return count;
     }
@@ -221,7 +234,7 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
             from = currentStart;
         }
         if (from < end) {
-            current.getBytes(current.readerIndex() + (int) (from - currentStart), next, at, (int) (end - from));
+            current.getBytes(currentIndex + (int) (from - currentStart), next, at, (int) (end - from));
         }
         held = next;
         heldStart = end - next.length;
@@ -234,7 +247,7 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
                 p.process(held[(int) (from - heldStart)]);
             }
             if (from < to) {
-                current.forEachByte(current.readerIndex() + (int) (from - currentStart), (int) (to - from), p);
+                current.forEachByte(currentIndex + (int) (from - currentStart), (int) (to - from), p);
             }
         } catch (Exception e) {
             throw new IllegalStateException(e); // the finder throws nothing
