@@ -59,17 +59,20 @@ final class SearchReport {
         md.append("![Attainment with its 95 % interval against the load, the target and the found load marked]"
                 + "(search.svg)\n\n");
         md.append("## Probes\n\n");
-        md.append("In run order. *Attainment* = good ÷ judged requests (a request is good when it completed and met "
-                + "every criterion); the interval is its 95 % Wilson score interval. TTFT and TPOT from the sidecar's "
-                + "histograms, milliseconds.\n\n");
-        MarkdownTable t = new MarkdownTable("probe", "load (" + o.loadUnit() + ")", "measured s", "judged", "good",
-                "attainment", "95 % interval", "verdict", "achieved req/s", "good req/s", "good output tok/s",
-                "TTFT p50 / p99", "TPOT p50 / p99", "errors sidecar / client").align("rrrrrrllrrrllr");
+        md.append("In run order. *Sent req/s*: the requests the probe actually sent in its measured time (a Poisson "
+                + "count varies around the rate by about √(rate ÷ seconds) req/s). *Attainment* = good ÷ judged "
+                + "requests (a request is good when it completed and met every criterion); the interval is its 95 % "
+                + "Wilson score interval. TTFT and TPOT from the sidecar's histograms, milliseconds.\n\n");
+        MarkdownTable t = new MarkdownTable("probe", "load (" + o.loadUnit() + ")", "measured s", "sent req/s",
+                "judged", "good", "attainment", "95 % interval", "verdict", "achieved req/s", "good req/s",
+                "good output tok/s", "TTFT p50 / p99", "TPOT p50 / p99", "errors sidecar / client")
+                .align("rrrrrrrllrrrllr");
         int i = 0;
         for (Search.Probe p : r.probes()) {
             StepResult s = p.step();
             t.row(++i, o.formatLoad(p.load()), Fmt.fixed(s.measuredSeconds(), 1)
-                    + (p.extensions() > 0 ? " (" + p.extensions() + "× extended)" : ""), Fmt.fixed(p.judged(), 0),
+                    + (p.extensions() > 0 ? " (" + p.extensions() + "× extended)" : ""),
+                    Report.f3(s.client().sent() / s.measuredSeconds()), Fmt.fixed(p.judged(), 0),
                     Fmt.fixed(p.good(), 0), Fmt.fixed(p.attainment(), 4), interval(p), p.verdict().text()
                             + (p == r.found() ? " — **found**" : p == r.next() ? " — next step up" : ""),
                     Report.f3(s.throughput()), Report.f3(s.goodThroughput()), Report.f3(p.goodTokensPerSecond()),

@@ -122,14 +122,17 @@ public final class Sweep {
         int dropped;
         int arrived;
         int sessionWaits;
+        /** Turns waiting for their session's previous turn. */
+        int waitingTurns;
 
         StepState(Supplier<Planned> next, TraceReplay replay) {
             this.next = next;
             this.replay = replay;
         }
 
+        /** A trace replay whose every record has been sent (or dropped): nothing more will arrive. */
         boolean exhausted() {
-            return replay != null && arrived >= replay.records().size();
+            return replay != null && arrived >= replay.records().size() && waitingTurns == 0;
         }
     }
 
@@ -436,7 +439,7 @@ public final class Sweep {
      * still open, in which case it waits for that turn to end.
      */
     private void arriveRecorded(StepState st) {
-        if (st.exhausted()) {
+        if (st.arrived >= st.replay.records().size()) {
             return;
         }
         TraceRecord r = st.replay.records().get(st.arrived++);
@@ -448,6 +451,7 @@ public final class Sweep {
         if (gate.open) {
             gate.waiting.add(r);
             st.sessionWaits++;
+            st.waitingTurns++;
             return;
         }
         sendTurn(st, gate, r);
@@ -455,13 +459,13 @@ public final class Sweep {
 
     /** Sends a session's turn; when it ends, its next waiting turn. */
     private void sendTurn(StepState st, SessionGate gate, TraceRecord first) {
-        for (TraceRecord r = first; r != null; r = gate.waiting.poll()) {
+        for (TraceRecord r = first; r != null; r = poll(st, gate)) {
             Future<RequestRecord> f = sendOne(st, true, planned(r));
             if (f != null) {
                 gate.open = true;
                 f.onComplete(ar -> {
                     gate.open = false;
-                    TraceRecord next = gate.waiting.poll();
+                    TraceRecord next = poll(st, gate);
                     if (next != null) {
                         sendTurn(st, gate, next);
                     }
@@ -469,6 +473,14 @@ public final class Sweep {
                 return;
             }
         }
+    }
+
+    private static TraceRecord poll(StepState st, SessionGate gate) {
+        TraceRecord next = gate.waiting.poll();
+        if (next != null) {
+            st.waitingTurns--;
+        }
+        return next;
     }
 
     /**
