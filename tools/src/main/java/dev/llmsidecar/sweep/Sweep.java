@@ -425,10 +425,14 @@ public final class Sweep {
         }
         if (st.replay != null) {
             int[] counts = await(onContext(() -> Future.succeededFuture(new int[] {st.arrived, st.sessionWaits})));
-            notes.add(String.format(Locale.ROOT, "Step %d: %d of its %d records sent%s.", i + 1, counts[0],
-                    st.replay.records().size(), counts[1] == 0 ? ""
-                            : String.format(Locale.ROOT, "; %d turns waited for their session's previous turn to end "
-                                    + "(sent later than recorded)", counts[1])));
+            List<TraceRecord> planned = st.replay.records();
+            notes.add(String.format(Locale.ROOT, "Step %d: %d of its %d records sent%s%s.", i + 1, counts[0],
+                    planned.size(), counts[0] == 0 || counts[0] == planned.size() ? ""
+                            : String.format(Locale.ROOT, " (the first %s s of its trace time: the step ended first)",
+                                    Report.f3(planned.get(counts[0] - 1).timestampMs() / 1000.0)), counts[1] == 0 ? ""
+                            : String.format(Locale.ROOT, "; %d session turn%s waited for the previous turn of their "
+                                    + "session to end (sent later than recorded)", counts[1],
+                                    counts[1] == 1 ? "" : "s")));
         }
         return StepResult.compute(i + 1, load, o.model, o.operation(), o.slo, o.sloObjective, before, end, after,
                 (te - tb) / 1e9, (drained - te) / 1e9, cs);

@@ -125,7 +125,7 @@ class TraceReplayEndToEndTest {
             TraceRecord b1 = byMaxTokens.get(60);
             TraceRecord b2 = byMaxTokens.get(61);
             assertThat(seen.get(b2).arrivalNanos()).isGreaterThan(seen.get(b1).lastTokenSentNanos());
-            assertThat(r.notes()).anyMatch(n -> n.contains("1 turns waited for their session's previous turn"));
+            assertThat(r.notes()).anyMatch(n -> n.contains("1 session turn waited for the previous turn of their session"));
             // equal leading hash ids, equal prompt prefixes: records 4 and 8 share block 0, 4 and 5 do not
             String p4 = prompt(seen.get(byMaxTokens.get(6)));
             String p8 = prompt(seen.get(byMaxTokens.get(10)));
