@@ -54,7 +54,7 @@ public final class Report {
                     case CLOSED -> "concurrent streams";
                     case TRACE -> "speed-ups";
                 },
-                joinLoads(o), o.loadUnit(), o.model, o.url, o.path, o.metricsUrl, SloSpec.fmt(o.warmupSeconds),
+                joinLoads(r), o.loadUnit(), o.model, o.url, o.path, o.metricsUrl, SloSpec.fmt(o.warmupSeconds),
                 SloSpec.fmt(o.stepSeconds), o.maxRequests, SloSpec.fmt(o.drainSeconds), r.shapes(), r.startedAt(),
                 r.seconds()));
         if (commandLine != null) {
@@ -755,10 +755,11 @@ public final class Report {
         return String.join(", ", parts);
     }
 
-    private static String joinLoads(SweepOptions o) {
+    /** The steps' loads in run order (a search's probes are not --rates). */
+    private static String joinLoads(SweepResult r) {
         List<String> parts = new ArrayList<>();
-        for (double l : o.loads) {
-            parts.add(o.formatLoad(l));
+        for (StepResult s : r.steps()) {
+            parts.add(r.options().formatLoad(s.load()));
         }
         return String.join(", ", parts);
     }
