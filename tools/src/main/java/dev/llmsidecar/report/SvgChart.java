@@ -218,6 +218,19 @@ public final class SvgChart {
             text(left + w - 3, y - 3, label, "end", 10, color);
         }
 
+        /** A vertical bar from {@code lo} to {@code hi} at x with short caps: an interval around a point. */
+        public void errorBar(double xv, double lo, double hi, String color) {
+            if (!xAxis.shows(xv) || Double.isNaN(lo) || Double.isNaN(hi)) {
+                return;
+            }
+            double x = x(xv);
+            double y1 = y(yAxis.clamp(lo));
+            double y2 = y(yAxis.clamp(hi));
+            line(x, y1, x, y2, color, 1.2, null);
+            line(x - 4, y1, x + 4, y1, color, 1.2, null);
+            line(x - 4, y2, x + 4, y2, color, 1.2, null);
+        }
+
         /** A ring around a point, with a label. */
         public void ring(double xv, double yv, String color, String label) {
             if (!inside(xv, yv)) {

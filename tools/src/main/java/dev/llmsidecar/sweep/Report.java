@@ -49,9 +49,12 @@ public final class Report {
         md.append(String.format(Locale.ROOT, "%s, %s: %s %s per step; model `%s` at `%s%s`, results read from `%s`. "
                 + "Each step: %s s warm-up (not measured), then %s s or %d requests, then its requests drained "
                 + "(at most %s s). Request lengths: %s. Started %s, took %.0f s.%n%n",
-                o.mode == SweepOptions.Mode.OPEN ? "Open loop (Poisson arrivals)" : "Closed loop (fixed concurrency)",
-                o.mode == SweepOptions.Mode.OPEN ? "offered request rates" : "concurrent streams",
-                joinLoads(o), o.loadUnit(), o.model, o.url, o.path, o.metricsUrl, SloSpec.fmt(o.warmupSeconds),
+                o.modeDescription(), switch (o.mode) {
+                    case OPEN -> "offered request rates";
+                    case CLOSED -> "concurrent streams";
+                    case TRACE -> "speed-ups";
+                },
+                joinLoads(r), o.loadUnit(), o.model, o.url, o.path, o.metricsUrl, SloSpec.fmt(o.warmupSeconds),
                 SloSpec.fmt(o.stepSeconds), o.maxRequests, SloSpec.fmt(o.drainSeconds), r.shapes(), r.startedAt(),
                 r.seconds()));
         if (commandLine != null) {
@@ -68,6 +71,13 @@ public final class Report {
         }
         md.append('\n');
 
+        if (!r.notes().isEmpty()) {
+            md.append("## Trace replay\n\n");
+            for (String n : r.notes()) {
+                md.append("- ").append(n).append('\n');
+            }
+            md.append('\n');
+        }
         md.append("## Steps\n\n");
         md.append("Percentiles from the difference of the sidecar's histograms over the step, interpolated within "
                 + "buckets as PromQL's `histogram_quantile` does (see *Precision* below). TTFT, TPOT and ITL in "
@@ -151,7 +161,7 @@ public final class Report {
                     + "requests in `sidecar.saturation.window`).";
         }
         String extra = "";
-        if (o.mode == SweepOptions.Mode.OPEN && r.knee().found()) {
+        if (o.openArrivals() && r.knee().found()) {
             StepResult s = SweepAnalysis.sorted(r.steps()).get(r.knee().step());
             extra = String.format(Locale.ROOT, " In this open-loop sweep the knee step ran about %s requests in "
                     + "flight (Little's law: %s req/s × mean E2E %s s).", f3(s.throughput() * s.e2e().mean()),
@@ -224,6 +234,12 @@ public final class Report {
             sb.append("- **Open loop.** Arrivals are a Poisson process at the step's rate (exponential gaps, seeded), "
                     + "sent whether or not earlier requests finished; an arrival while `--max-in-flight` "
                     + "requests are open is dropped and counted.\n");
+        } else if (o.mode == SweepOptions.Mode.TRACE) {
+            sb.append("- **Trace replay.** Each step sends the recorded trace's requests at their recorded arrival "
+                    + "times divided by the step's speed-up, whether or not earlier requests finished, except that a "
+                    + "turn of a session waits for its session's previous turn to end; prompts are built from the "
+                    + "hash ids (equal ids, equal 512-token blocks of text) so that the engine's prefix cache sees "
+                    + "the recorded sharing. What each step took from the trace is listed under *Trace replay*.\n");
         } else {
             sb.append("- **Closed loop.** The step's number of streams each send their next request as soon as the "
                     + "last one ended (after a failed one, 100 ms later).\n");
@@ -423,7 +439,7 @@ public final class Report {
         int pw = 400;
         int ph = 230;
         SvgChart svg = new SvgChart(2 * (pw + 90), 2 * (ph + 85) + 40, "Latency vs achieved throughput (sidecar histograms, "
-                + (o.mode == SweepOptions.Mode.OPEN ? "open loop" : "closed loop") + ")");
+                + o.modeDescription().toLowerCase(Locale.ROOT) + ")");
         double[] x = steps.stream().mapToDouble(StepResult::throughput).toArray();
         double xMax = 0;
         for (double v : x) {
@@ -565,7 +581,8 @@ public final class Report {
         SweepOptions o = r.options();
         JsonObject opts = new JsonObject().put("url", o.url.toString()).put("metrics_url", o.metricsUrl)
                 .put("model", o.model).put("path", o.path).put("mode", o.mode.name().toLowerCase(Locale.ROOT))
-                .put("loads", JsonArray.of((Object[]) boxed(o.loads))).put("step_seconds", o.stepSeconds)
+                .put("loads", JsonArray.of((Object[]) boxed(o.loads))).put("trace_notes", new JsonArray(
+                        new ArrayList<>(r.notes()))).put("step_seconds", o.stepSeconds)
                 .put("warmup_seconds", o.warmupSeconds).put("drain_seconds", o.drainSeconds)
                 .put("max_requests", o.maxRequests).put("max_in_flight", o.maxInFlight).put("shapes", r.shapes())
                 .put("seed", o.seed).put("ignore_eos", o.ignoreEos).put("slo_objective", o.sloObjective)
@@ -738,10 +755,11 @@ public final class Report {
         return String.join(", ", parts);
     }
 
-    private static String joinLoads(SweepOptions o) {
+    /** The steps' loads in run order (a search's probes are not --rates). */
+    private static String joinLoads(SweepResult r) {
         List<String> parts = new ArrayList<>();
-        for (double l : o.loads) {
-            parts.add(o.formatLoad(l));
+        for (StepResult s : r.steps()) {
+            parts.add(r.options().formatLoad(s.load()));
         }
         return String.join(", ", parts);
     }

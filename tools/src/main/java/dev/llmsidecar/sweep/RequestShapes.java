@@ -1,12 +1,9 @@
 package dev.llmsidecar.sweep;
 
-import io.vertx.core.json.DecodeException;
-import io.vertx.core.json.JsonObject;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 
@@ -66,46 +63,21 @@ public abstract class RequestShapes {
         };
     }
 
-    /** Reads a JSONL trace; fails with the line number on a line that is not a valid shape. */
+    /** Reads a length-only JSONL trace; fails with the line number on a line that is not a valid shape. */
     public static List<Shape> readTrace(Path file) throws IOException {
         return parseTrace(Files.readString(file, StandardCharsets.UTF_8), file.toString());
     }
 
     /**
-     * Parses JSONL: one object per line with positive integers {@code input_tokens} and {@code output_tokens}
-     * (other members are ignored); blank lines and lines starting with {@code #} are skipped.
+     * Parses a length-only trace ({@link TraceFile}): one object per line with positive integers
+     * {@code input_tokens} and {@code output_tokens} (other members are ignored); blank lines and lines starting with
+     * {@code #} are skipped.
      */
     public static List<Shape> parseTrace(String text, String name) {
-        List<Shape> shapes = new ArrayList<>();
-        int lineNo = 0;
-        for (String line : text.split("\r?\n")) {
-            lineNo++;
-            String l = line.strip();
-            if (l.isEmpty() || l.startsWith("#")) {
-                continue;
-            }
-            JsonObject o;
-            try {
-                o = new JsonObject(l);
-            } catch (DecodeException | ClassCastException e) {
-                throw new IllegalArgumentException(name + ":" + lineNo + ": not a JSON object: " + l);
-            }
-            shapes.add(new Shape(positive(o, "input_tokens", name, lineNo), positive(o, "output_tokens", name,
-                    lineNo)));
+        TraceFile t = TraceFile.parse(text, name);
+        if (t.recorded()) {
+            throw new IllegalArgumentException(name + ": a recorded trace (timestamp, hash_ids), not a length-only one");
         }
-        if (shapes.isEmpty()) {
-            throw new IllegalArgumentException(name + ": no requests in the trace");
-        }
-        return shapes;
-    }
-
-    private static int positive(JsonObject o, String key, String name, int lineNo) {
-        Object v = o.getValue(key);
-        if (!(v instanceof Number n) || n.doubleValue() != Math.rint(n.doubleValue()) || n.longValue() < 1
-                || n.longValue() > Integer.MAX_VALUE) {
-            throw new IllegalArgumentException(name + ":" + lineNo + ": \"" + key + "\" must be a whole number >= 1, "
-                    + "got " + v);
-        }
-        return n.intValue();
+        return t.shapes();
     }
 }

@@ -22,10 +22,13 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -45,12 +48,24 @@ public final class Sweep {
     private final PrintStream log;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final List<String> warnings = new ArrayList<>();
+    /** What one step's notes say of a trace replay, for the report. */
+    private final List<String> notes = new ArrayList<>();
     private Context context;
     private LoadClient client;
     /** --url's path prefix and --path. */
     private String requestPath;
+    private long started;
+    private String startedAt;
+    /** How request shapes are drawn, for the report. */
+    private String shapes;
+    /** A length-only --trace, or null. */
+    private RequestShapes lengthTrace;
+    /** A recorded --trace's records (by timestamp), or null. */
+    private List<TraceRecord> records;
+    /** Its prompts: set by the preflight's calibration. */
+    private BlockPrompts blockPrompts;
 
-    private Sweep(SweepOptions options, Vertx vertx, PrintStream log) {
+    Sweep(SweepOptions options, Vertx vertx, PrintStream log) {
         this.o = options;
         this.vertx = vertx;
         this.log = log;
@@ -58,32 +73,104 @@ public final class Sweep {
 
     /** Runs the sweep {@code options} describe; progress goes to {@code log} (null: none). */
     public static SweepResult run(SweepOptions options, Vertx vertx, PrintStream log) throws Exception {
-        return new Sweep(options, vertx, log).run();
+        Sweep sweep = new Sweep(options, vertx, log);
+        try {
+            sweep.open();
+            List<StepResult> steps = new ArrayList<>();
+            for (int i = 0; i < options.loads.length; i++) {
+                steps.add(sweep.step(i, options.loads[i], null));
+            }
+            return sweep.result(steps);
+        } finally {
+            sweep.close();
+        }
+    }
+
+    /** What one request asks for: its prompt and output length. */
+    record Planned(String prompt, int maxTokens) {
+    }
+
+    /**
+     * Lets a step run longer ({@link Search}): asked each time the step's measured time is up, with the scrape taken
+     * after its warm-up and one taken now.
+     */
+    interface Extension {
+        /** The most measured seconds the step may run. */
+        double boundSeconds();
+
+        /** Whether to keep measuring for another --step-seconds. */
+        boolean extend(SidecarScrape before, SidecarScrape now, double measuredSeconds);
+    }
+
+    /** A session's turns in flight and waiting: a turn is sent only once the previous one ended (context-confined). */
+    private static final class SessionGate {
+        boolean open;
+        final ArrayDeque<TraceRecord> waiting = new ArrayDeque<>();
     }
 
     /** Everything one step's load needs, confined to the client's context. */
     private static final class StepState {
-        final RequestShapes shapes;
-        final Random promptRandom;
+        /** The next request of an open or closed loop; null for a trace replay. */
+        final Supplier<Planned> next;
+        /** The trace replay's records and times; null otherwise. */
+        final TraceReplay replay;
         final List<RequestRecord> records = new ArrayList<>();
+        final Map<String, SessionGate> sessions = new HashMap<>();
         boolean measuring;
         boolean stopped;
         int measuredSent;
         int dropped;
+        int arrived;
+        int sessionWaits;
+        /** Turns waiting for their session's previous turn. */
+        int waitingTurns;
 
-        StepState(RequestShapes shapes, Random promptRandom) {
-            this.shapes = shapes;
-            this.promptRandom = promptRandom;
+        StepState(Supplier<Planned> next, TraceReplay replay) {
+            this.next = next;
+            this.replay = replay;
+        }
+
+        /** A trace replay whose every record has been sent (or dropped): nothing more will arrive. */
+        boolean exhausted() {
+            return replay != null && arrived >= replay.records().size() && waitingTurns == 0;
         }
     }
 
-    private SweepResult run() throws Exception {
-        long started = System.nanoTime();
-        String startedAt = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString();
-        RequestShapes traceShapes = o.trace == null ? null
-                : RequestShapes.trace(RequestShapes.readTrace(o.trace), o.trace.getFileName().toString());
-        int connections = o.mode == SweepOptions.Mode.OPEN ? o.maxInFlight
-                : (int) Arrays.stream(o.loads).max().orElse(1);
+    /** Reads the trace, connects, checks the target (and calibrates prompts for a recorded trace). */
+    void open() throws Exception {
+        started = System.nanoTime();
+        startedAt = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString();
+        if (o.trace != null) {
+            TraceFile file = TraceFile.read(o.trace);
+            if (file.recorded()) {
+                records = file.recordsOf(o.traceModel);
+                shapes = String.format(Locale.ROOT, "recorded trace %s: %d records over %s s%s; prompts from its "
+                        + "hash ids (equal ids, equal 512-token blocks)", file.name(), records.size(),
+                        Report.f3(TraceFile.spanMs(records) / 1000.0), o.traceModel == null ? ""
+                                : " (model " + o.traceModel + " only)");
+                if (o.mode != SweepOptions.Mode.TRACE) {
+                    shapes += "; its lengths and prompts in order and cycled, its timestamps not used (--"
+                            + (o.mode == SweepOptions.Mode.OPEN ? "rates" : "concurrency") + ")";
+                }
+            } else {
+                if (o.traceModel != null) {
+                    throw new IllegalArgumentException("--trace-model: " + file.name() + " is a length-only trace "
+                            + "(no model field)");
+                }
+                if (o.mode == SweepOptions.Mode.TRACE && !o.search) {
+                    throw new IllegalArgumentException(file.name() + " is a length-only trace (input_tokens, "
+                            + "output_tokens): it has no arrival times to replay; give --rates or --concurrency");
+                }
+                if (o.mode == SweepOptions.Mode.TRACE) {
+                    o.mode = SweepOptions.Mode.OPEN; // --search on the rate, with the trace's lengths
+                }
+                lengthTrace = RequestShapes.trace(file.shapes(), file.name());
+                shapes = lengthTrace.describe();
+            }
+        } else {
+            shapes = "input " + o.inputLength.describe() + ", output " + o.outputLength.describe() + ", seed " + o.seed;
+        }
+        int connections = o.openArrivals() ? o.maxInFlight : (int) Arrays.stream(o.loads).max().orElse(1);
         if (!"http".equals(o.url.getScheme())) {
             throw new IllegalArgumentException("--url must be http://host:port (the sidecar's proxy port): " + o.url);
         }
@@ -91,21 +178,12 @@ public final class Sweep {
         context = vertx.getOrCreateContext();
         client = new LoadClient(vertx, context, o.url.getHost(), o.url.getPort() > 0 ? o.url.getPort() : 80,
                 connections);
-        List<StepResult> steps = new ArrayList<>();
-        SidecarScrape last;
-        try {
-            last = preflight(traceShapes);
-            for (int i = 0; i < o.loads.length; i++) {
-                RequestShapes shapes = traceShapes != null ? traceShapes
-                        : RequestShapes.of(o.inputLength, o.outputLength, stepSeed(1, i));
-                StepResult step = runStep(i, shapes);
-                steps.add(step);
-                progress(step);
-            }
-            last = scrape();
-        } finally {
-            await(onContext(() -> client.close()));
-        }
+        preflight();
+    }
+
+    /** The sweep's result over {@code steps}, read with a last scrape. */
+    SweepResult result(List<StepResult> steps) throws Exception {
+        SidecarScrape last = scrape();
         SweepAnalysis.Knee knee = SweepAnalysis.knee(steps);
         SweepAnalysis.Goodput goodput = o.slo == null ? null : SweepAnalysis.goodput(steps, o.slo.target());
         double[] ttftBounds = Report.upperBounds(last.histogram(SidecarSeries.TTFT,
@@ -113,11 +191,15 @@ public final class Sweep {
         double[] tokenBounds = Report.upperBounds(last.histogram(SidecarSeries.TPOT,
                 SidecarSeries.ok(o.model, o.operation())));
         return new SweepResult(o, steps, knee, last.gauge(SidecarSeries.KNEE), goodput, ttftBounds, tokenBounds,
-                last.labelValues(SidecarSeries.SLO_TARGET, "objective"),
-                traceShapes != null ? traceShapes.describe()
-                        : "input " + o.inputLength.describe() + ", output " + o.outputLength.describe() + ", seed "
-                                + o.seed,
-                startedAt, (System.nanoTime() - started) / 1e9, List.copyOf(warnings));
+                last.labelValues(SidecarSeries.SLO_TARGET, "objective"), shapes, List.copyOf(notes), startedAt,
+                (System.nanoTime() - started) / 1e9, List.copyOf(warnings));
+    }
+
+    /** Closes the load client. */
+    void close() throws Exception {
+        if (client != null) {
+            await(onContext(() -> client.close()));
+        }
     }
 
     /** Seeds of a step's random streams: 1 lengths, 2 prompt words, 3 arrivals. */
@@ -133,7 +215,7 @@ public final class Sweep {
         return mix(mix(base) + stream * 0x9E3779B97F4A7C15L + step);
     }
 
-    private static long mix(long z) {
+    static long mix(long z) {
         z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
         z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL;
         return z ^ (z >>> 31);
@@ -141,12 +223,17 @@ public final class Sweep {
 
     /** The Poisson arrival offsets the open-loop step {@code step} (0-based) uses: for tests and models. */
     public static PoissonArrivals arrivals(SweepOptions options, int step) {
-        return new PoissonArrivals(options.loads[step], seed(options.seed, 3, step));
+        return arrivals(options, step, options.loads[step]);
+    }
+
+    /** The Poisson arrivals of step {@code step} at {@code rate} (a search's probe). */
+    public static PoissonArrivals arrivals(SweepOptions options, int step, double rate) {
+        return new PoissonArrivals(rate, seed(options.seed, 3, step));
     }
 
     // ---- preflight: the target answers, the metrics are the sidecar's, the model label is there ----
 
-    private SidecarScrape preflight(RequestShapes traceShapes) throws Exception {
+    private void preflight() throws Exception {
         SidecarScrape first;
         try {
             first = scrape();
@@ -162,12 +249,14 @@ public final class Sweep {
             throw new IllegalStateException("--slo-objective " + o.sloObjective + ": the sidecar has no such objective"
                     + " (it has " + first.labelValues(SidecarSeries.SLO_TARGET, "objective") + ")");
         }
-        StepState st = new StepState(RequestShapes.of(new LengthDistribution.Fixed(16),
-                new LengthDistribution.Fixed(4), o.seed), new Random(o.seed));
-        RequestRecord r = await(onContext(() -> send(body(st.shapes.next(), st.promptRandom), false)));
+        Random words = new Random(o.seed);
+        RequestRecord r = await(onContext(() -> send(body(PromptBuilder.prompt(16, words), 4), false)));
         if (!r.ok()) {
             throw new IllegalStateException("the first request through " + o.url + o.path + " failed: " + r.error()
                     + " (model " + o.model + ")");
+        }
+        if (records != null) {
+            calibrate(words);
         }
         SidecarScrape after = waitIdle(scrape());
         CumulativeHistogram ttft = after.histogram(SidecarSeries.TTFT, SidecarSeries.streams(o.model, o.operation()));
@@ -179,29 +268,93 @@ public final class Sweep {
                     + "sidecar.metrics.pinned-models)");
         }
         info("preflight ok: %s%s -> model %s; metrics %s", o.url, o.path, o.model, o.metricsUrl);
-        return after;
+    }
+
+    /** Words per 512-token block for this engine: two probes (max_tokens 1), their usage.prompt_tokens. */
+    private void calibrate(Random words) throws Exception {
+        int w1 = 32;
+        int w2 = 32 + TraceRecord.BLOCK_TOKENS;
+        RequestRecord a = await(onContext(() -> send(body(PromptBuilder.prompt(w1, words), 1), false)));
+        RequestRecord b = await(onContext(() -> send(body(PromptBuilder.prompt(w2, words), 1), false)));
+        BlockPrompts.Calibration c = a.ok() && b.ok() && a.promptTokens() > 0 && b.promptTokens() > 0
+                ? BlockPrompts.Calibration.of(w1, a.promptTokens(), w2, b.promptTokens())
+                : BlockPrompts.Calibration.NONE;
+        if (c == BlockPrompts.Calibration.NONE) {
+            warnings.add("prompt calibration: the engine reported no usable usage.prompt_tokens (" + a.promptTokens()
+                    + ", " + b.promptTokens() + "): prompts assume 1 token per word");
+        }
+        blockPrompts = new BlockPrompts(o.seed, c);
+        notes.add("Prompt calibration: " + c.how() + "; a 512-token block is " + blockPrompts.blockWords()
+                + " words.");
+        info("prompt calibration: %s", c.how());
     }
 
     // ---- one step ----
 
-    private StepResult runStep(int i, RequestShapes shapes) throws Exception {
-        double load = o.loads[i];
-        StepState st = new StepState(shapes, new Random(stepSeed(2, i)));
-        info("step %d/%d: %s %s, warm-up %.0f s, then %.0f s (at most %d requests)", i + 1, o.loads.length,
-                o.formatLoad(load), o.loadUnit(), o.warmupSeconds, o.stepSeconds, o.maxRequests);
+    /**
+     * Runs step {@code i} (0-based) at {@code load}: warm-up, measured time (--step-seconds, or longer while
+     * {@code extension} asks), drain. Returns what the sidecar measured.
+     */
+    StepResult step(int i, double load, Extension extension) throws Exception {
+        StepResult step = runStep(i, load, extension);
+        progress(step);
+        return step;
+    }
+
+    private StepState stepState(int i, double load, double wallSeconds) {
+        if (o.mode == SweepOptions.Mode.TRACE) {
+            TraceReplay replay = TraceReplay.plan(records, load, wallSeconds, o.traceSample, o.traceOffset,
+                    stepSeed(6, i));
+            notes.add(String.format(Locale.ROOT, "Step %d (speed-up %s): %s.", i + 1, o.formatLoad(load),
+                    replay.description()));
+            return new StepState(null, replay);
+        }
+        Random promptRandom = new Random(stepSeed(2, i));
+        if (records != null) {
+            int[] next = {0};
+            return new StepState(() -> {
+                TraceRecord r = records.get(next[0]++ % records.size());
+                return planned(r);
+            }, null);
+        }
+        RequestShapes shapes = lengthTrace != null ? lengthTrace
+                : RequestShapes.of(o.inputLength, o.outputLength, stepSeed(1, i));
+        return new StepState(() -> {
+            RequestShapes.Shape shape = shapes.next();
+            return new Planned(PromptBuilder.prompt(shape.inputTokens(), promptRandom), shape.outputTokens());
+        }, null);
+    }
+
+    /** A recorded request: its blocks' prompt, its output length (at least 1: max_tokens 0 is no request). */
+    private Planned planned(TraceRecord r) {
+        return new Planned(blockPrompts.prompt(r, r.line()), Math.max(1, r.outputLength()));
+    }
+
+    private StepResult runStep(int i, double load, Extension extension) throws Exception {
+        double boundSeconds = extension == null ? o.stepSeconds : Math.max(o.stepSeconds, extension.boundSeconds());
+        StepState st = stepState(i, load, o.warmupSeconds + boundSeconds);
+        info("step %d: %s %s, warm-up %.0f s, then %.0f s%s (at most %d requests)", i + 1, o.formatLoad(load),
+                o.loadUnit(), o.warmupSeconds, o.stepSeconds, boundSeconds > o.stepSeconds
+                        ? String.format(Locale.ROOT, " (up to %.0f s when inconclusive)", boundSeconds) : "",
+                o.maxRequests);
         long t0 = System.nanoTime();
         long warmEnd = t0 + (long) (o.warmupSeconds * 1e9);
-        long hardEnd = warmEnd + (long) (o.stepSeconds * 1e9);
+        long hardEnd = warmEnd + (long) (boundSeconds * 1e9);
         OpenLoop arrivals = null;
-        if (o.mode == SweepOptions.Mode.OPEN) {
-            arrivals = OpenLoop.start(context, arrivals(o, i)::nextNanos, t0, hardEnd - t0, () -> sendOne(st, true),
-                    "sweep-arrivals");
+        if (st.replay != null) {
+            long[] offsets = st.replay.offsetsNanos();
+            int[] at = {0};
+            arrivals = OpenLoop.start(context, () -> at[0] < offsets.length ? offsets[at[0]++] : Long.MAX_VALUE, t0,
+                    hardEnd - t0, () -> arriveRecorded(st), "sweep-replay");
+        } else if (o.mode == SweepOptions.Mode.OPEN) {
+            arrivals = OpenLoop.start(context, arrivals(o, i, load)::nextNanos, t0, hardEnd - t0,
+                    () -> sendOne(st, true, null), "sweep-arrivals");
         } else {
             // after a failed request a stream waits 100 ms: a failing target is not hammered
             int streams = (int) Math.round(load);
             await(onContext(() -> {
                 ClosedLoop.start(vertx, streams, 0, 100, () -> {
-                    Future<RequestRecord> f = sendOne(st, false);
+                    Future<RequestRecord> f = sendOne(st, false, null);
                     return f == null ? null : f.map(RequestRecord::ok);
                 });
                 return Future.succeededFuture();
@@ -215,14 +368,28 @@ public final class Sweep {
         long tb = System.nanoTime();
         SidecarScrape before = scrape();
         long measureEnd = tb + (long) (o.stepSeconds * 1e9);
-        while (System.nanoTime() < measureEnd) {
-            LockSupport.parkNanos(Math.min(50_000_000L, Math.max(1, measureEnd - System.nanoTime())));
-            if (await(onContext(() -> Future.succeededFuture(st.measuredSent >= o.maxRequests)))) {
+        long boundEnd = tb + (long) (boundSeconds * 1e9);
+        SidecarScrape end;
+        long te;
+        while (true) {
+            boolean done = false;
+            while (System.nanoTime() < measureEnd) {
+                LockSupport.parkNanos(Math.min(50_000_000L, Math.max(1, measureEnd - System.nanoTime())));
+                if (await(onContext(() -> Future.succeededFuture(st.measuredSent >= o.maxRequests
+                        || st.exhausted())))) {
+                    done = true;
+                    break;
+                }
+            }
+            te = System.nanoTime();
+            end = scrape();
+            if (done || extension == null || measureEnd >= boundEnd
+                    || !extension.extend(before, end, (te - tb) / 1e9)) {
                 break;
             }
+            measureEnd = Math.min(boundEnd, measureEnd + (long) (o.stepSeconds * 1e9));
+            info("  inconclusive after %.0f s: measuring up to %.0f s", (te - tb) / 1e9, (measureEnd - tb) / 1e9);
         }
-        long te = System.nanoTime();
-        SidecarScrape end = scrape();
         if (arrivals != null) {
             arrivals.stop();
         }
@@ -256,12 +423,75 @@ public final class Sweep {
                     + "were open (the offered load was not fully offered)", i + 1, o.formatLoad(load), o.loadUnit(),
                     cs.dropped(), o.maxInFlight));
         }
+        if (st.replay != null) {
+            int[] counts = await(onContext(() -> Future.succeededFuture(new int[] {st.arrived, st.sessionWaits})));
+            List<TraceRecord> planned = st.replay.records();
+            notes.add(String.format(Locale.ROOT, "Step %d: %d of its %d records sent%s%s.", i + 1, counts[0],
+                    planned.size(), counts[0] == 0 || counts[0] == planned.size() ? ""
+                            : String.format(Locale.ROOT, " (the first %s s of its trace time: the step ended first)",
+                                    Report.f3(planned.get(counts[0] - 1).timestampMs() / 1000.0)), counts[1] == 0 ? ""
+                            : String.format(Locale.ROOT, "; %d session turn%s waited for the previous turn of their "
+                                    + "session to end (sent later than recorded)", counts[1],
+                                    counts[1] == 1 ? "" : "s")));
+        }
         return StepResult.compute(i + 1, load, o.model, o.operation(), o.slo, o.sloObjective, before, end, after,
                 (te - tb) / 1e9, (drained - te) / 1e9, cs);
     }
 
-    /** Sends one request unless the step stopped (or, open loop, too many are open); null when none was sent. */
-    private Future<RequestRecord> sendOne(StepState st, boolean open) {
+    /**
+     * A trace replay's arrival (on the context): the next record, sent now unless an earlier turn of its session is
+     * still open, in which case it waits for that turn to end.
+     */
+    private void arriveRecorded(StepState st) {
+        if (st.arrived >= st.replay.records().size()) {
+            return;
+        }
+        TraceRecord r = st.replay.records().get(st.arrived++);
+        if (r.sessionId() == null) {
+            sendOne(st, true, planned(r));
+            return;
+        }
+        SessionGate gate = st.sessions.computeIfAbsent(r.sessionId(), k -> new SessionGate());
+        if (gate.open) {
+            gate.waiting.add(r);
+            st.sessionWaits++;
+            st.waitingTurns++;
+            return;
+        }
+        sendTurn(st, gate, r);
+    }
+
+    /** Sends a session's turn; when it ends, its next waiting turn. */
+    private void sendTurn(StepState st, SessionGate gate, TraceRecord first) {
+        for (TraceRecord r = first; r != null; r = poll(st, gate)) {
+            Future<RequestRecord> f = sendOne(st, true, planned(r));
+            if (f != null) {
+                gate.open = true;
+                f.onComplete(ar -> {
+                    gate.open = false;
+                    TraceRecord next = poll(st, gate);
+                    if (next != null) {
+                        sendTurn(st, gate, next);
+                    }
+                });
+                return;
+            }
+        }
+    }
+
+    private static TraceRecord poll(StepState st, SessionGate gate) {
+        TraceRecord next = gate.waiting.poll();
+        if (next != null) {
+            st.waitingTurns--;
+        }
+        return next;
+    }
+
+    /**
+     * Sends one request ({@code planned}, or the step's next) unless the step stopped (or, with open arrivals, too
+     * many are open); null when none was sent.
+     */
+    private Future<RequestRecord> sendOne(StepState st, boolean open, Planned planned) {
         if (st.stopped) {
             return null;
         }
@@ -279,7 +509,8 @@ public final class Sweep {
         if (measured) {
             st.measuredSent++;
         }
-        Future<RequestRecord> f = send(body(st.shapes.next(), st.promptRandom), measured);
+        Planned p = planned != null ? planned : st.next.get();
+        Future<RequestRecord> f = send(body(p.prompt(), p.maxTokens()), measured);
         return f.onSuccess(r -> {
             if (r.measured()) {
                 st.records.add(r);
@@ -296,16 +527,15 @@ public final class Sweep {
         return client.send(options, body, new RecordReader(measured));
     }
 
-    /** A streaming request of the given shape (see {@link PromptBuilder}). */
-    Buffer body(RequestShapes.Shape shape, Random promptRandom) {
-        String prompt = PromptBuilder.prompt(shape.inputTokens(), promptRandom);
+    /** A streaming request with this prompt and max_tokens. */
+    Buffer body(String prompt, int maxTokens) {
         JsonObject b = new JsonObject().put("model", o.model);
         if (o.operation().equals("chat")) {
             b.put("messages", new JsonArray().add(new JsonObject().put("role", "user").put("content", prompt)));
         } else {
             b.put("prompt", prompt);
         }
-        b.put("max_tokens", shape.outputTokens()).put("stream", true)
+        b.put("max_tokens", maxTokens).put("stream", true)
                 .put("stream_options", new JsonObject().put("include_usage", true));
         if (o.ignoreEos) {
             b.put("ignore_eos", true);
@@ -376,7 +606,7 @@ public final class Sweep {
         }
     }
 
-    private void progress(StepResult s) {
+    void progress(StepResult s) {
         info("  -> %.2f req/s, %.1f output tok/s; TTFT p50 %s p99 %s; TPOT p50 %s; E2E p50 %s; sidecar errors %.0f, "
                 + "client errors %d%s", s.throughput(), s.outputTokensPerSecond(), Report.ms(s.ttft().p50()),
                 Report.ms(s.ttft().p99()), Report.ms(s.tpot().p50()), Report.ms(s.e2e().p50()), s.sidecarErrors(),

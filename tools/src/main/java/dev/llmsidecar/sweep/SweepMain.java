@@ -42,6 +42,16 @@ public final class SweepMain {
             if (o.sim != null) {
                 sim = startSim(o, vertx, log);
             }
+            if (o.search) {
+                Search.Result result = Search.run(o, vertx, log);
+                Report.write(result.sweep(), o.out, commandLine(args));
+                SearchReport.write(result, o.out, commandLine(args));
+                for (String line : SearchReport.summary(result).split("\n")) {
+                    out.println("sweep: search: " + line.replace("**", "").replaceFirst("^- ", ""));
+                }
+                out.println("sweep: report written to " + o.out.resolve("search.md"));
+                return 0;
+            }
             SweepResult result = Sweep.run(o, vertx, log);
             Report.write(result, o.out, commandLine(args));
             summary(result, out);

@@ -18,7 +18,17 @@ public final class SweepOptions {
         /** Poisson arrivals at a target request rate per step. */
         OPEN,
         /** A fixed number of concurrent streams per step, each sending its next request when its last one ended. */
-        CLOSED
+        CLOSED,
+        /** A recorded trace replayed at its own arrival times, sped up by the step's factor. */
+        TRACE
+    }
+
+    /** How a recorded trace longer than a step is cut down to it ({@code --trace-sample}). */
+    public enum TraceSample {
+        /** A contiguous window of the trace (from --trace-offset), its arrivals as recorded. */
+        WINDOW,
+        /** Every record kept with the same probability, the trace's time compressed by it: the mean rate kept. */
+        UNIFORM
     }
 
     public URI url = URI.create("http://127.0.0.1:8080");
@@ -35,6 +45,19 @@ public final class SweepOptions {
     public LengthDistribution inputLength = LengthDistribution.parse("256", "--input-len");
     public LengthDistribution outputLength = LengthDistribution.parse("128", "--output-len");
     public Path trace;
+    public TraceSample traceSample = TraceSample.WINDOW;
+    /** Where a window starts: null (the trace's start), "busiest", or seconds into the trace. */
+    public String traceOffset;
+    public String traceModel;
+    public boolean search;
+    /** The search's first load: req/s, or the speed-up for a recorded trace; NaN = 1. */
+    public double searchStart = Double.NaN;
+    public double searchMin = Double.NaN;
+    public double searchMax = Double.NaN;
+    public double resolution = 0.05;
+    public int maxProbes = 12;
+    public double probeSeconds = 60;
+    public double probeMaxSeconds = Double.NaN;
     public long seed = 42;
     public SloSpec slo;
     public String sloObjective;
@@ -65,6 +88,8 @@ public final class SweepOptions {
                 Usage:
                   bin/sweep --model NAME (--rates R1,R2,... | --concurrency C1,C2,...) [options]
                   bin/sweep --sim slots=8 --concurrency 1,2,4,8,16,32 --slo ttft=0.5 --out /tmp/sweep
+                  bin/sweep --model NAME --trace day.jsonl [--speedup 1,2,4]     replay a recorded trace
+                  bin/sweep --model NAME --search --slo ttft=0.5,tpot=0.05,target=0.99 [--trace day.jsonl]
 
                 Target:
                   --url URL              the sidecar's proxy base URL (default http://127.0.0.1:8080)
@@ -82,6 +107,9 @@ public final class SweepOptions {
                                          for earlier ones; an engine past capacity builds a queue)
                   --concurrency C1,...   closed loop: C concurrent streams per step, each sending its next request
                                          as soon as its last one ended
+                  --speedup S1,S2,...    a recorded --trace replayed at its own arrival times, S times as fast
+                                         (2: the same requests in half the time; default 1 for a recorded trace)
+                  --search               find the load the SLO allows instead (see Search below)
                 Steps:
                   --step-seconds S       measured time per step (default 30)
                   --warmup-seconds S     load before the measurement starts, excluded from it (default 5)
@@ -97,8 +125,18 @@ public final class SweepOptions {
                       SPEC: N | fixed:N | uniform:MIN,MAX | normal:MEAN,SD[,min=A][,max=B]
                             | lognormal:MEAN,SD[,min=A][,max=B]   (MEAN, SD of the lengths; bounds default to
                             min=1, max=MEAN+6*SD; draws outside are redrawn: a truncated distribution)
-                  --trace FILE.jsonl     {"input_tokens":N,"output_tokens":M} per line, replayed in order and
-                                         cycled (replaces --input-len/--output-len)
+                  --trace FILE.jsonl     a length-only trace, {"input_tokens":N,"output_tokens":M} per line,
+                                         replayed in order and cycled at the sweep's arrivals; or a recorded trace
+                                         (the sidecar's recorder: timestamp, input_length, output_length, hash_ids,
+                                         session_id ...), replayed at its arrival times (--speedup) with prompts in
+                                         which equal hash ids are equal text; with --rates or --concurrency only its
+                                         lengths and prompts are used (replaces --input-len/--output-len)
+                  --trace-sample MODE    a recorded trace longer than a step: window (default: a contiguous window
+                                         from --trace-offset) or uniform (every record kept with the same
+                                         probability, the trace's time compressed by it: the mean rate kept)
+                  --trace-offset WHERE   where the window starts: start (default), busiest (the window with the
+                                         most requests), or seconds into the trace
+                  --trace-model NAME     replay only the records of this model (default: all)
                   --seed N               seed of every random draw: lengths, prompt words, arrivals (default 42)
                   --no-ignore-eos        do not send "ignore_eos": true (sent by default so that outputs run to
                                          max_tokens on vLLM, SGLang and llama.cpp)
@@ -106,6 +144,24 @@ public final class SweepOptions {
                   The prompt is N common English words that are one token each in the usual vocabularies (random,
                   so prompts share no prefix): about N tokens plus the chat template; the report shows the prompt
                   tokens the engine reported.
+
+                Search (--search): the load the SLO allows, by bisection:
+                  --search               probe at --search-start, double (or halve) until one probe's attainment
+                                         is above the target and another's below, then probe the geometric middle
+                                         of the two until they are --resolution apart; attainment is the share of
+                                         requests meeting every --slo criterion (the sidecar's counters), judged by
+                                         its 95 % Wilson interval: above the target, below it, or inconclusive
+                                         (then the probe is extended, up to --probe-max-seconds; still inconclusive
+                                         counts as not above). Open loop at a request rate; with a recorded --trace,
+                                         on its speed-up. Needs --slo. Writes search.md, search.svg, search.json
+                  --search-start X       the first probe: req/s, or the speed-up (default 1)
+                  --search-min X, --search-max X   give up below / above these (default start / 1024, start x 1024)
+                  --resolution F         stop when the lowest load not above the target is at most (1 + F) times
+                                         the highest above it (default 0.05)
+                  --max-probes N         at most N probes (default 12)
+                  --probe-seconds S      measured time of a probe (default 60; --warmup-seconds before it)
+                  --probe-max-seconds S  an inconclusive probe is extended by --probe-seconds at a time up to this
+                                         measured time (default 3 x --probe-seconds)
 
                 SLO and goodput:
                   --slo SPEC             ttft=0.5,tpot=0.05[,e2e=10][,target=0.99]  (seconds, or 500ms); a request is
@@ -160,6 +216,7 @@ public final class SweepOptions {
                 case "--help", "-h" -> o.help = true;
                 case "--quiet" -> o.quiet = true;
                 case "--no-ignore-eos" -> o.ignoreEos = false;
+                case "--search" -> o.search = true;
                 default -> {
                     String v = value.get();
                     i++;
@@ -184,6 +241,28 @@ public final class SweepOptions {
                         case "--request-timeout" -> o.requestTimeoutSeconds = positive(v, key);
                         case "--rates" -> setLoads(o, Mode.OPEN, v, key);
                         case "--concurrency" -> setLoads(o, Mode.CLOSED, v, key);
+                        case "--speedup" -> setLoads(o, Mode.TRACE, v, key);
+                        case "--trace-sample" -> o.traceSample = switch (v.strip().toLowerCase(java.util.Locale.ROOT)) {
+                            case "window" -> TraceSample.WINDOW;
+                            case "uniform" -> TraceSample.UNIFORM;
+                            default -> throw new IllegalArgumentException("--trace-sample: window or uniform, got "
+                                    + v);
+                        };
+                        case "--trace-offset" -> {
+                            String t = v.strip().toLowerCase(java.util.Locale.ROOT);
+                            if (!t.equals("start") && !t.equals("busiest")) {
+                                nonNegative(t, key);
+                            }
+                            o.traceOffset = t.equals("start") ? null : t;
+                        }
+                        case "--trace-model" -> o.traceModel = v;
+                        case "--search-start" -> o.searchStart = positive(v, key);
+                        case "--search-min" -> o.searchMin = positive(v, key);
+                        case "--search-max" -> o.searchMax = positive(v, key);
+                        case "--resolution" -> o.resolution = positive(v, key);
+                        case "--max-probes" -> o.maxProbes = (int) positiveWhole(v, key);
+                        case "--probe-seconds" -> o.probeSeconds = positive(v, key);
+                        case "--probe-max-seconds" -> o.probeMaxSeconds = positive(v, key);
                         case "--step-seconds" -> o.stepSeconds = positive(v, key);
                         case "--warmup-seconds" -> o.warmupSeconds = nonNegative(v, key);
                         case "--max-requests" -> o.maxRequests = (int) positiveWhole(v, key);
@@ -230,9 +309,36 @@ public final class SweepOptions {
         if (o.trace != null && (inputSpec != null || outputSpec != null)) {
             throw new IllegalArgumentException("--trace replaces --input-len and --output-len: give one or the other");
         }
+        if (o.search) {
+            if (o.mode != null) {
+                throw new IllegalArgumentException("--search finds the load itself: drop --rates, --concurrency and "
+                        + "--speedup (the first probe is --search-start)");
+            }
+            if (o.slo == null) {
+                throw new IllegalArgumentException("--search needs --slo (the criteria and the target attainment)");
+            }
+            // a recorded trace is searched on its speed-up, anything else on the rate (Sweep settles a length-only
+            // trace, whose format is known once it is read)
+            o.mode = o.trace != null ? Mode.TRACE : Mode.OPEN;
+            o.loads = new double[] {Double.isNaN(o.searchStart) ? 1 : o.searchStart};
+            o.stepSeconds = o.probeSeconds;
+            if (Double.isNaN(o.probeMaxSeconds)) {
+                o.probeMaxSeconds = 3 * o.probeSeconds;
+            }
+            if (o.probeMaxSeconds < o.probeSeconds) {
+                throw new IllegalArgumentException("--probe-max-seconds is below --probe-seconds");
+            }
+        } else if (o.mode == null && o.trace != null) {
+            o.mode = Mode.TRACE;
+            o.loads = new double[] {1};
+        }
         if (o.mode == null) {
-            throw new IllegalArgumentException("give the load steps: --rates R1,R2,... (open loop) or "
-                    + "--concurrency C1,C2,... (closed loop)");
+            throw new IllegalArgumentException("give the load steps: --rates R1,R2,... (open loop), "
+                    + "--concurrency C1,C2,... (closed loop), --trace FILE [--speedup S1,...] (a recorded trace at its "
+                    + "arrival times) or --search");
+        }
+        if (o.mode == Mode.TRACE && o.trace == null) {
+            throw new IllegalArgumentException("--speedup replays a recorded trace: give --trace FILE");
         }
         if (o.model == null && o.sim == null) {
             throw new IllegalArgumentException("--model is required: the served model name");
@@ -329,9 +435,27 @@ public final class SweepOptions {
         return path.endsWith("/chat/completions") ? "chat" : "text_completion";
     }
 
-    /** "requests/s" or "concurrent streams". */
+    /** "req/s", "streams" or "× speed-up". */
     public String loadUnit() {
-        return mode == Mode.OPEN ? "req/s" : "streams";
+        return switch (mode) {
+            case OPEN -> "req/s";
+            case CLOSED -> "streams";
+            case TRACE -> "× speed-up";
+        };
+    }
+
+    /** Arrivals that do not wait for earlier requests: open loop or a trace replay. */
+    public boolean openArrivals() {
+        return mode != Mode.CLOSED;
+    }
+
+    /** How load is offered, for the reports: "Open loop (Poisson arrivals)" ... */
+    public String modeDescription() {
+        return switch (mode) {
+            case OPEN -> "Open loop (Poisson arrivals)";
+            case CLOSED -> "Closed loop (fixed concurrency)";
+            case TRACE -> "Trace replay (the recorded arrival times, sped up)";
+        };
     }
 
     /** A load value as the report writes it. */

@@ -14,11 +14,12 @@ import java.util.List;
  * @param perTokenBounds the sidecar's TPOT/ITL bucket bounds
  * @param sloObjectives objectives the sidecar exports (names), for the report
  * @param shapes how request lengths were drawn
+ * @param notes what a trace replay took from the trace and how its prompts were calibrated (empty otherwise)
  * @param startedAt ISO time the sweep began
  * @param seconds wall time of the sweep
  * @param warnings anything the reader should know (drain timeouts, counter oddities)
  */
 public record SweepResult(SweepOptions options, List<StepResult> steps, SweepAnalysis.Knee knee, double sidecarKnee,
         SweepAnalysis.Goodput goodput, double[] ttftBounds, double[] perTokenBounds, List<String> sloObjectives,
-        String shapes, String startedAt, double seconds, List<String> warnings) {
+        String shapes, List<String> notes, String startedAt, double seconds, List<String> warnings) {
 }

@@ -65,8 +65,13 @@ class SweepEndToEndTest {
         final String metricsUrl;
 
         Harness(EngineBehaviour engine, double target) {
+            this(engine, TTFT_SLO, target);
+        }
+
+        /** With the sidecar objective {@code sweep}: TTFT at most {@code ttft} seconds for {@code target}. */
+        Harness(EngineBehaviour engine, double ttft, double target) {
             fixture = new ProxyFixture(engine, Map.of(
-                    "sidecar.slo.objectives.sweep.ttft", "PT" + TTFT_SLO + "S",
+                    "sidecar.slo.objectives.sweep.ttft", "PT" + ttft + "S",
                     "sidecar.slo.objectives.sweep.target", Double.toString(target),
                     "sidecar.saturation.min-samples", "20"));
             metrics = ProxyFixture.await(fixture.vertx.createHttpServer(new HttpServerOptions().setHost("127.0.0.1"))

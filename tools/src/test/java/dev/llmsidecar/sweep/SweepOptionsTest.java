@@ -48,12 +48,44 @@ class SweepOptionsTest {
             {"--trace replaces", "--model", "m", "--rates", "1", "--trace", "t.jsonl", "--input-len", "5"},
             {"--compare-step 3", "--model", "m", "--rates", "1,2", "--compare-step", "3"},
             {"--extra-body", "--model", "m", "--rates", "1", "--extra-body", "[1]"},
-            {"--header", "--model", "m", "--rates", "1", "--header", "nocolon"}};
+            {"--header", "--model", "m", "--rates", "1", "--header", "nocolon"},
+            {"--search needs --slo", "--model", "m", "--search"},
+            {"--search finds the load itself", "--model", "m", "--search", "--rates", "1", "--slo", "ttft=1"},
+            {"--speedup replays a recorded trace", "--model", "m", "--speedup", "2"},
+            {"--trace-sample: window or uniform", "--model", "m", "--trace", "t", "--trace-sample", "random"},
+            {"--trace-offset: not a number", "--model", "m", "--trace", "t", "--trace-offset", "noon"},
+            {"--probe-max-seconds is below", "--model", "m", "--search", "--slo", "ttft=1", "--probe-seconds", "10",
+                "--probe-max-seconds", "5"}};
         for (String[] b : bad) {
             String[] args = java.util.Arrays.copyOfRange(b, 1, b.length);
             assertThatThrownBy(() -> SweepOptions.parse(args)).as(String.join(" ", args))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(b[0]);
         }
+    }
+
+    @Test
+    void traceReplayAndSearchOptions() {
+        SweepOptions replay = SweepOptions.parse("--model", "m", "--trace", "day.jsonl");
+        assertThat(replay.mode).isEqualTo(SweepOptions.Mode.TRACE);
+        assertThat(replay.loads).containsExactly(1);
+        assertThat(replay.loadUnit()).isEqualTo("× speed-up");
+        assertThat(replay.openArrivals()).isTrue();
+        SweepOptions sped = SweepOptions.parse("--model", "m", "--trace", "day.jsonl", "--speedup", "1,2.5",
+                "--trace-sample", "uniform", "--trace-offset", "busiest", "--trace-model", "llama");
+        assertThat(sped.loads).containsExactly(1, 2.5);
+        assertThat(sped.traceSample).isEqualTo(SweepOptions.TraceSample.UNIFORM);
+        assertThat(sped.traceOffset).isEqualTo("busiest");
+        assertThat(sped.traceModel).isEqualTo("llama");
+        assertThat(SweepOptions.parse("--model", "m", "--trace", "t", "--trace-offset", "start").traceOffset).isNull();
+        SweepOptions search = SweepOptions.parse("--model", "m", "--search", "--slo", "ttft=0.5,target=0.99",
+                "--search-start", "8", "--probe-seconds", "20", "--max-probes", "6", "--resolution", "0.1");
+        assertThat(search.mode).isEqualTo(SweepOptions.Mode.OPEN);
+        assertThat(search.loads).containsExactly(8);
+        assertThat(search.stepSeconds).isEqualTo(20);
+        assertThat(search.probeMaxSeconds).isEqualTo(60);
+        assertThat(search.maxProbes).isEqualTo(6);
+        assertThat(SweepOptions.parse("--model", "m", "--search", "--slo", "ttft=1", "--trace", "t").mode)
+                .isEqualTo(SweepOptions.Mode.TRACE);
     }
 
     @Test

@@ -1,0 +1,119 @@
+package dev.llmsidecar.sweep;
+
+import io.vertx.core.json.JsonObject;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.OutputStreamWriter;
+import java.io.PrintStream;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * {@code bin/trace-merge}: several recorded trace files (one per sidecar replica, or per rotated file) into one, by
+ * absolute arrival time: every record of every file sorted by {@code arrival_unix_ms} (ties: file order, then line
+ * order), {@code timestamp} rewritten as milliseconds from the merged file's first arrival, every other field kept as
+ * it is. Blank and {@code #} lines are dropped. A line without a whole-number {@code arrival_unix_ms} fails the merge
+ * with its file and line number. The files are held in memory as text (about their size on disk).
+ */
+public final class TraceMerge {
+
+    private TraceMerge() {
+    }
+
+    public static void main(String[] args) {
+        System.exit(run(args, System.out, System.err));
+    }
+
+    /** One line to place: its arrival, where it came from, its text. */
+    private record Line(long arrival, int file, int lineNo, String text) {
+    }
+
+    static int run(String[] args, PrintStream out, PrintStream err) {
+        Path output = null;
+        List<Path> inputs = new ArrayList<>();
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "-h", "--help" -> {
+                    out.print("""
+                            bin/trace-merge: merge recorded trace files (JSONL, the sidecar's trace recorder) by
+                            arrival_unix_ms into one; timestamp becomes milliseconds from the merged start, every
+                            other field is kept. docs/capacity-guide.md.
+
+                            Usage: bin/trace-merge [-o OUT.jsonl] FILE.jsonl [FILE.jsonl ...]
+                              -o, --out FILE   where to write (default: standard output)
+                            """);
+                    return 0;
+                }
+                case "-o", "--out" -> {
+                    if (i + 1 >= args.length) {
+                        err.println("trace-merge: " + args[i] + " needs a file");
+                        return 2;
+                    }
+                    output = Path.of(args[++i]);
+                }
+                default -> {
+                    if (args[i].startsWith("-") && args[i].length() > 1) {
+                        err.println("trace-merge: unknown option " + args[i] + " (bin/trace-merge --help)");
+                        return 2;
+                    }
+                    inputs.add(Path.of(args[i]));
+                }
+            }
+        }
+        if (inputs.isEmpty()) {
+            err.println("trace-merge: give the trace files to merge (bin/trace-merge --help)");
+            return 2;
+        }
+        try {
+            List<Line> lines = read(inputs);
+            long base = lines.isEmpty() ? 0 : lines.get(0).arrival();
+            try (Writer w = output == null
+                    ? new BufferedWriter(new OutputStreamWriter(out, StandardCharsets.UTF_8))
+                    : Files.newBufferedWriter(output, StandardCharsets.UTF_8)) {
+                for (Line l : lines) {
+                    JsonObject o = new JsonObject(l.text());
+                    o.put("timestamp", l.arrival() - base);
+                    w.write(o.encode());
+                    w.write('\n');
+                }
+            }
+            long span = lines.isEmpty() ? 0 : lines.get(lines.size() - 1).arrival() - base;
+            err.printf(Locale.ROOT, "trace-merge: %d records from %d files, %s s from first to last arrival%s%n",
+                    lines.size(), inputs.size(), Report.f3(span / 1000.0), output == null ? "" : ", written to "
+                            + output);
+            return 0;
+        } catch (IllegalArgumentException | IOException e) {
+            err.println("trace-merge: " + e.getMessage());
+            return 1;
+        }
+    }
+
+    /** Every record line of every file, sorted by arrival. */
+    static List<Line> read(List<Path> inputs) throws IOException {
+        List<Line> lines = new ArrayList<>();
+        for (int f = 0; f < inputs.size(); f++) {
+            Path p = inputs.get(f);
+            String name = p.toString();
+            int lineNo = 0;
+            for (String line : Files.readAllLines(p, StandardCharsets.UTF_8)) {
+                lineNo++;
+                String l = line.strip();
+                if (l.isEmpty() || l.startsWith("#")) {
+                    continue;
+                }
+                JsonObject o = TraceFile.object(l, name, lineNo);
+                lines.add(new Line(TraceFile.wholeLong(o, "arrival_unix_ms", 0, Long.MAX_VALUE, name, lineNo), f,
+                        lineNo, l));
+            }
+        }
+        lines.sort(Comparator.comparingLong(Line::arrival).thenComparingInt(Line::file)
+                .thenComparingInt(Line::lineNo));
+        return lines;
+    }
+}
