@@ -61,8 +61,14 @@ final class OpenAiChunkScanner {
 
     private static final Bail BAIL_SIGNAL = new Bail();
 
-    private final byte[] b;
-    private final int end;
+    /**
+     * One scanner per thread, reset for each event: an event costs no allocation (a chunk that says only what most
+     * chunks say is a shared constant). A scan never starts another on its thread.
+     */
+    private static final ThreadLocal<OpenAiChunkScanner> SCANNER = ThreadLocal.withInitial(OpenAiChunkScanner::new);
+
+    private byte[] b;
+    private int end;
     private int pos;
     // last string or number scanned
     private int strStart;
@@ -80,19 +86,37 @@ final class OpenAiChunkScanner {
     private boolean usageMember;
     private boolean error;
 
-    private OpenAiChunkScanner(byte[] b, int offset, int length) {
-        this.b = b;
-        this.pos = offset;
-        this.end = offset + length;
+    private OpenAiChunkScanner() {
+    }
+
+    private void reset(byte[] bytes, int offset, int length) {
+        b = bytes;
+        pos = offset;
+        end = offset + length;
+        strStart = 0;
+        strEnd = 0;
+        strEscaped = false;
+        numberIsInt = false;
+        choicesPresent = false;
+        choicesEmpty = true;
+        content = false;
+        reasoning = false;
+        finishReason = null;
+        usage = null;
+        usageMember = false;
+        error = false;
     }
 
     /** The chunk, or {@link #BAIL} when Jackson must decide. */
     static OpenAiChunk scan(byte[] bytes, int offset, int length) {
-        OpenAiChunkScanner s = new OpenAiChunkScanner(bytes, offset, length);
+        OpenAiChunkScanner s = SCANNER.get();
+        s.reset(bytes, offset, length);
         try {
             return s.object();
         } catch (Bail | ArrayIndexOutOfBoundsException e) {
             return BAIL;
+        } finally {
+            s.b = null; // the event's bytes are not kept past the call
         }
     }
 
