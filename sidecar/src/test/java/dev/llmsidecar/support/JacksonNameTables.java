@@ -19,7 +19,7 @@ public final class JacksonNameTables {
     /**
      * {@code count} names of 8 ASCII bytes that collide in the byte table under every hash seed, from the
      * {@code from}-th on: the table hashes two groups {@code q1, q2} as {@code mix(q1) + 33 * q2} before it mixes in
-     * its seed, so names with one such sum land in one slot whatever the seed. A fresh table reads 520 of them in one
+     * its seed, so names with one such sum land in one slot whatever the seed. A fresh table reads 529 of them in one
      * document and refuses 530 (its spill area full at 2048 slots); after 500 of them, it refuses 100 others.
      */
     public static List<String> byteTableCollisions(int from, int count) {

@@ -11,11 +11,14 @@ import dev.llmsidecar.support.JacksonNameTables;
 import dev.llmsidecar.support.RecordingSink;
 import dev.llmsidecar.wire.openai.OpenAiChunkParser;
 import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import io.vertx.core.buffer.Buffer;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.nio.charset.Charset;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -117,23 +120,26 @@ class JsonFactoryHistoryTest {
         assertThat(read(withHistory(List.of("{\"model\":\"x\"}".getBytes(UTF_8))), paddedName))
                 .isEqualTo("model");
 
-        byte[] fits = object(byteTableCollisions(0, 520)).getBytes(UTF_8);
-        byte[] tooMany = object(byteTableCollisions(0, 530)).getBytes(UTF_8);
-        byte[] others = object(byteTableCollisions(1000, 100)).getBytes(UTF_8);
-        assertThat(read(new JsonFactory(), fits)).isEqualTo(names(byteTableCollisions(0, 520)));
-        assertThat(read(new JsonFactory(), tooMany)).startsWith("StreamConstraintsException");
-        assertThat(read(new JsonFactory(), others)).isEqualTo(names(byteTableCollisions(1000, 100)));
-        assertThat(read(withHistory(List.of(object(byteTableCollisions(0, 500)).getBytes(UTF_8))), others))
-                .startsWith("StreamConstraintsException");
+        // UTF-8: 529 fit, 530 do not; 100 others do not after 500. UTF-16: 302 fit, 303 do not; 200 not after 150.
+        assertCollisionLimits(JacksonNameTables::byteTableCollisions, UTF_8, 529, 1000, 100, 500);
+        assertCollisionLimits(JacksonNameTables::charTableCollisions, UTF_16BE, 302, 512, 200, 150);
+    }
 
-        byte[] fitsUtf16 = object(charTableCollisions(0, 302)).getBytes(UTF_16BE);
-        byte[] tooManyUtf16 = object(charTableCollisions(0, 303)).getBytes(UTF_16BE);
-        byte[] othersUtf16 = object(charTableCollisions(512, 200)).getBytes(UTF_16BE);
-        assertThat(read(new JsonFactory(), fitsUtf16)).isEqualTo(names(charTableCollisions(0, 302)));
-        assertThat(read(new JsonFactory(), tooManyUtf16)).startsWith("StreamConstraintsException");
-        assertThat(read(new JsonFactory(), othersUtf16)).isEqualTo(names(charTableCollisions(512, 200)));
-        assertThat(read(withHistory(List.of(object(charTableCollisions(0, 150)).getBytes(UTF_16BE))), othersUtf16))
+    /**
+     * A fresh factory reads {@code fit} colliding names and refuses one more; it reads {@code others} other ones, but
+     * not after a document of {@code earlier} ones.
+     */
+    private static void assertCollisionLimits(BiFunction<Integer, Integer, List<String>> collisions, Charset charset,
+            int fit, int othersFrom, int others, int earlier) throws IOException {
+        assertThat(read(new JsonFactory(), object(collisions.apply(0, fit)).getBytes(charset)))
+                .isEqualTo(String.join(",", collisions.apply(0, fit)));
+        assertThat(read(new JsonFactory(), object(collisions.apply(0, fit + 1)).getBytes(charset)))
                 .startsWith("StreamConstraintsException");
+        byte[] otherNames = object(collisions.apply(othersFrom, others)).getBytes(charset);
+        assertThat(read(new JsonFactory(), otherNames))
+                .isEqualTo(String.join(",", collisions.apply(othersFrom, others)));
+        assertThat(read(withHistory(List.of(object(collisions.apply(0, earlier)).getBytes(charset))), otherNames))
+                .as("%d others after %d", others, earlier).startsWith("StreamConstraintsException");
     }
 
     /** The member names Jackson reads, comma-separated, or the exception that stopped it. */
@@ -141,17 +147,13 @@ class JsonFactoryHistoryTest {
         List<String> names = new ArrayList<>();
         try (JsonParser p = json.createParser(document)) {
             while (p.nextToken() != null) {
-                if (p.currentToken() == com.fasterxml.jackson.core.JsonToken.FIELD_NAME) {
+                if (p.currentToken() == JsonToken.FIELD_NAME) {
                     names.add(p.currentName());
                 }
             }
-        } catch (StreamConstraintsException | com.fasterxml.jackson.core.JsonParseException e) {
+        } catch (StreamConstraintsException | JsonParseException e) {
             return e.getClass().getSimpleName() + ": " + e.getOriginalMessage();
         }
-        return String.join(",", names);
-    }
-
-    private static String names(List<String> names) {
         return String.join(",", names);
     }
 
