@@ -20,7 +20,7 @@ public final class RequestFields {
      */
     public InspectedRequest inspect(Buffer body, boolean streamDefault) {
         byte[] bytes = body.getBytes();
-        try (JsonParser p = json.createParser(bytes)) {
+        try (JsonParser p = JsonReads.parser(json, bytes, 0, bytes.length)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 return InspectedRequest.undecodable(streamDefault, body);
             }

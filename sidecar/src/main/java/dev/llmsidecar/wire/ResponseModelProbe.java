@@ -57,7 +57,7 @@ public final class ResponseModelProbe {
      */
     static String find(JsonFactory json, byte[] bytes, int offset, int length) {
         Found found = new Found();
-        try (JsonParser p = json.createParser(bytes, offset, length)) {
+        try (JsonParser p = JsonReads.parser(json, bytes, offset, length)) {
             if (p.nextToken() == JsonToken.START_OBJECT) {
                 modelMember(p, found, true);
             }

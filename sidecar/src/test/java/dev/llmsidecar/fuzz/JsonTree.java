@@ -1,11 +1,11 @@
 package dev.llmsidecar.fuzz;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -22,9 +22,14 @@ import java.util.function.BiConsumer;
  */
 final class JsonTree {
 
-    /** Repeated names are left to the reader by JSON: the tree refuses them, so such input has no reference. */
-    private static final ObjectMapper MAPPER = JsonMapper.builder()
+    /**
+     * The settings of every reading: repeated names are left to the reader by JSON, so the tree refuses them and such
+     * input has no reference. Each input is parsed by a copy ({@link #read}); this instance never parses.
+     */
+    private static final JsonFactory SETTINGS = JsonFactory.builder()
             .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
+    /** Builds the tree from a parser it is handed; its own factory is never used. */
+    private static final ObjectMapper MAPPER = new ObjectMapper();
 
     private JsonTree() {
     }
@@ -36,24 +41,20 @@ final class JsonTree {
         /** Not JSON (or no value, or bytes after it where none are allowed): every reader must refuse it. */
         MALFORMED,
         /**
-         * Not JSON because some bytes are not UTF-8: a reader may still take it. Jackson's symbol table pads a
-         * name's last four-byte group with 0xFF bytes, so once a factory has seen {@code "model"} it takes the
-         * bytes {@code "mode\xFF\xFFl"} for that name without decoding them (a fresh factory refuses them). So
-         * this reference's own factory may build a tree of such bytes too: a tree of bytes Jackson reads as UTF-8
-         * that are not UTF-8 is this verdict, not {@link #TREE}.
+         * Not JSON because some bytes are not UTF-8: a reader may still take it. Jackson's name table pads a name's
+         * last four-byte group with 0xFF bytes, so once a parser has met {@code "model"} it takes the bytes
+         * {@code "mode\xFF\xFFl"} for that name without decoding them. With a fresh factory per input that happens
+         * only within one document, but the reference may still build a tree of such bytes: a tree of bytes Jackson
+         * reads as UTF-8 that are not UTF-8 is this verdict, not {@link #TREE}.
          */
         NOT_UTF8,
         /** Well-formed but a name is repeated in an object: JSON leaves its meaning to the reader. */
         REPEATED_NAME,
-        /** Beyond Jackson's size limits (number length, nesting...): well-formed JSON that Jackson will not read. */
-        BEYOND_LIMITS,
         /**
-         * Jackson itself failed with an unchecked exception (a bug of Jackson's, as OSS-Fuzz finds them from time to
-         * time): no reference. The readers under test catch it and give up on the object, which the framed check
-         * and the target's own assertions still hold them to; a reference that let it escape would report Jackson's
-         * bug as the sidecar's.
+         * Beyond Jackson's limits (number length, nesting, names of one hash: {@code JacksonNameTables}): well-formed
+         * JSON that Jackson will not read.
          */
-        JACKSON_FAILED
+        BEYOND_LIMITS
     }
 
     record Reading(Verdict verdict, JsonNode tree) {
@@ -62,9 +63,14 @@ final class JsonTree {
         }
     }
 
-    /** The first JSON value in the bytes; {@code nothingAfter}: anything but whitespace after it is malformed. */
+    /**
+     * The first JSON value in the bytes; {@code nothingAfter}: anything but whitespace after it is malformed. The
+     * verdict depends on these bytes alone: they are parsed by a fresh factory, since a shared one remembers the names
+     * of earlier inputs and reads some bytes differently after them. An unchecked exception from Jackson escapes: no
+     * input is known to cause one, and the target then reports it with its input.
+     */
     static Reading read(byte[] bytes, int offset, int length, boolean nothingAfter) {
-        try (JsonParser p = MAPPER.createParser(bytes, offset, length)) {
+        try (JsonParser p = SETTINGS.copy().createParser(bytes, offset, length)) {
             if (p.nextToken() == null) {
                 return new Reading(Verdict.MALFORMED, null);
             }
@@ -73,13 +79,11 @@ final class JsonTree {
                 return new Reading(Verdict.MALFORMED, null);
             }
             if (readAsUtf8(bytes, offset, length) && !isUtf8(bytes, offset, length)) {
-                return new Reading(Verdict.NOT_UTF8, null); // the symbol-table quirk let the tree through
+                return new Reading(Verdict.NOT_UTF8, null); // the name-table quirk let the tree through
             }
             return new Reading(Verdict.TREE, tree);
         } catch (StreamConstraintsException e) {
             return new Reading(Verdict.BEYOND_LIMITS, null);
-        } catch (RuntimeException e) {
-            return new Reading(Verdict.JACKSON_FAILED, null);
         } catch (IOException e) {
             if (e.getMessage() != null && e.getMessage().startsWith("Duplicate field")) {
                 return new Reading(Verdict.REPEATED_NAME, null);

@@ -6,6 +6,7 @@ import static dev.llmsidecar.wire.JsonReads.nonEmptyString;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import dev.llmsidecar.wire.JsonReads;
 import dev.llmsidecar.wire.ResponseModelProbe;
 import dev.llmsidecar.wire.ServerTimings;
 import dev.llmsidecar.wire.Usage;
@@ -42,7 +43,7 @@ public final class OpenAiChunkParser {
 
     /** The reference implementation (and fallback): Jackson's streaming parser. */
     OpenAiChunk parseWithJackson(byte[] bytes, int offset, int length) {
-        try (JsonParser p = json.createParser(bytes, offset, length)) {
+        try (JsonParser p = JsonReads.parser(json, bytes, offset, length)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 return null;
             }
@@ -93,7 +94,7 @@ public final class OpenAiChunkParser {
     /** The names of the top-level members of a JSON object, in order; empty when the bytes are not one. */
     public java.util.Set<String> memberNames(byte[] bytes, int offset, int length) {
         java.util.Set<String> names = new java.util.LinkedHashSet<>();
-        try (JsonParser p = json.createParser(bytes, offset, length)) {
+        try (JsonParser p = JsonReads.parser(json, bytes, offset, length)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 return names;
             }

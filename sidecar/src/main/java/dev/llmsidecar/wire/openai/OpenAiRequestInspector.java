@@ -71,7 +71,7 @@ public final class OpenAiRequestInspector {
     }
 
     private Scan scan(byte[] bytes) {
-        try (JsonParser p = json.createParser(bytes)) {
+        try (JsonParser p = JsonReads.parser(json, bytes, 0, bytes.length)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 return null;
             }
