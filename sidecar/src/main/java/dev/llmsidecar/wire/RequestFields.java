@@ -1,10 +1,8 @@
 package dev.llmsidecar.wire;
 
 import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import io.vertx.core.buffer.Buffer;
-import java.io.IOException;
 
 /** Reads the top-level {@code model} and {@code stream} members of a JSON request body; never changes it. */
 public final class RequestFields {
@@ -20,9 +18,9 @@ public final class RequestFields {
      */
     public InspectedRequest inspect(Buffer body, boolean streamDefault) {
         byte[] bytes = body.getBytes();
-        try (JsonParser p = JsonReads.parser(json, bytes, 0, bytes.length)) {
+        InspectedRequest read = JsonReads.read(json, bytes, 0, bytes.length, p -> {
             if (p.nextToken() != JsonToken.START_OBJECT) {
-                return InspectedRequest.undecodable(streamDefault, body);
+                return null;
             }
             String model = null;
             boolean stream = streamDefault;
@@ -38,11 +36,10 @@ public final class RequestFields {
                 }
             }
             if (p.currentToken() != JsonToken.END_OBJECT || p.nextToken() != null) {
-                return InspectedRequest.undecodable(streamDefault, body);
+                return null;
             }
             return new InspectedRequest(true, model, stream, body);
-        } catch (IOException | RuntimeException e) {
-            return InspectedRequest.undecodable(streamDefault, body);
-        }
+        });
+        return read != null ? read : InspectedRequest.undecodable(streamDefault, body);
     }
 }

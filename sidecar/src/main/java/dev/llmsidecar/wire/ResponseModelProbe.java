@@ -56,15 +56,17 @@ public final class ResponseModelProbe {
      * end early (cut at the scan limit, or malformed), what was found before them.
      */
     static String find(JsonFactory json, byte[] bytes, int offset, int length) {
-        Found found = new Found();
-        try (JsonParser p = JsonReads.parser(json, bytes, offset, length)) {
-            if (p.nextToken() == JsonToken.START_OBJECT) {
-                modelMember(p, found, true);
+        return JsonReads.read(json, bytes, offset, length, p -> {
+            Found found = new Found();
+            try {
+                if (p.nextToken() == JsonToken.START_OBJECT) {
+                    modelMember(p, found, true);
+                }
+            } catch (IOException | RuntimeException e) {
+                // what was read so far
             }
-        } catch (IOException | RuntimeException e) {
-            // what was read so far
-        }
-        return found.own != null ? found.own : found.nested;
+            return found.own != null ? found.own : found.nested;
+        });
     }
 
     /** The top-level model, and the first nested one. */

@@ -32,8 +32,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * ProxyServer builds one JsonFactory for every request and response, and a Jackson factory remembers the field names
- * its parsers met (see {@link JacksonNameTables}). The same bytes must read the same whatever was read before: each
- * probe goes through every reader on a factory with some history, and through the same reader on a fresh factory.
+ * its parsers met (see {@link JacksonNameTables}); so does the name table each thread reads with
+ * ({@link JsonReads#read}). The same bytes must read the same whatever was read before: each probe goes through every
+ * reader on a factory and a thread with some history, and through the same reader on a fresh factory in a new thread.
  * The readers: every route's request inspection, every route's decoders (event stream, NDJSON, JSON body), the OpenAI
  * chunk parser (scanner, else Jackson) and the response model probe.
  */
@@ -93,7 +94,8 @@ class JsonFactoryHistoryTest {
         histories.forEach((history, documents) -> {
             for (Probe p : probes) {
                 for (Reader r : readers) {
-                    Object fresh = r.read.apply(new JsonFactory(), p.bytes);
+                    // on a thread of its own: nothing read before, in the factory or in the thread's name table
+                    Object fresh = onNewThread(() -> r.read.apply(new JsonFactory(), p.bytes));
                     Object after = r.read.apply(withHistory(documents), p.bytes);
                     if (!Objects.equals(fresh, after)) {
                         readersPerCase.merge("after " + history + ": " + p.name, 1, Integer::sum);
@@ -269,6 +271,18 @@ class JsonFactoryHistoryTest {
             }
         }
         return json;
+    }
+
+    private static Object onNewThread(java.util.function.Supplier<Object> reading) {
+        Object[] result = new Object[1];
+        Thread t = new Thread(() -> result[0] = reading.get());
+        t.start();
+        try {
+            t.join();
+        } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+        return result[0];
     }
 
     private static String shown(Object reading) {

@@ -25,7 +25,7 @@ record AnthropicEvent(String type, boolean answerDelta, boolean thinkingDelta, S
     }
 
     static AnthropicEvent parse(JsonFactory json, byte[] bytes, int offset, int length) {
-        return JsonReads.parseObject(json, bytes, offset, length, false, new Reader());
+        return JsonReads.parseObject(json, bytes, offset, length, false, Reader::new);
     }
 
     private static final class Reader implements JsonReads.ObjectReader<AnthropicEvent> {

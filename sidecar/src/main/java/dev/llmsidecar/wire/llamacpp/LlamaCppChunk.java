@@ -40,7 +40,7 @@ record LlamaCppChunk(boolean token, boolean stop, boolean error, String finishRe
     }
 
     static LlamaCppChunk parse(JsonFactory json, byte[] bytes, int offset, int length) {
-        return JsonReads.parseObject(json, bytes, offset, length, false, new Reader());
+        return JsonReads.parseObject(json, bytes, offset, length, false, Reader::new);
     }
 
     private static final class Reader implements JsonReads.ObjectReader<LlamaCppChunk> {

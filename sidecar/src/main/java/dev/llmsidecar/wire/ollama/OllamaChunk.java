@@ -48,7 +48,7 @@ record OllamaChunk(boolean answer, boolean thinking, boolean toolCalls, boolean 
     }
 
     static OllamaChunk parse(JsonFactory json, byte[] bytes, int offset, int length) {
-        return JsonReads.parseObject(json, bytes, offset, length, true, new Reader());
+        return JsonReads.parseObject(json, bytes, offset, length, true, Reader::new);
     }
 
     private static final class Reader implements JsonReads.ObjectReader<OllamaChunk> {

@@ -43,7 +43,7 @@ public final class OpenAiChunkParser {
 
     /** The reference implementation (and fallback): Jackson's streaming parser. */
     OpenAiChunk parseWithJackson(byte[] bytes, int offset, int length) {
-        try (JsonParser p = JsonReads.parser(json, bytes, offset, length)) {
+        return JsonReads.read(json, bytes, offset, length, p -> {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 return null;
             }
@@ -73,9 +73,7 @@ public final class OpenAiChunkParser {
             }
             return new OpenAiChunk(s.choicesPresent, s.choicesEmpty, s.content, s.reasoning, s.finishReason,
                     s.usage != null ? s.usage : s.timingsUsage, s.error, s.timings, s.usageMember);
-        } catch (IOException | RuntimeException e) {
-            return null;
-        }
+        });
     }
 
     private static final class State {
@@ -93,20 +91,22 @@ public final class OpenAiChunkParser {
 
     /** The names of the top-level members of a JSON object, in order; empty when the bytes are not one. */
     public java.util.Set<String> memberNames(byte[] bytes, int offset, int length) {
-        java.util.Set<String> names = new java.util.LinkedHashSet<>();
-        try (JsonParser p = JsonReads.parser(json, bytes, offset, length)) {
-            if (p.nextToken() != JsonToken.START_OBJECT) {
-                return names;
+        java.util.Set<String> read = JsonReads.read(json, bytes, offset, length, p -> {
+            java.util.Set<String> names = new java.util.LinkedHashSet<>();
+            try {
+                if (p.nextToken() == JsonToken.START_OBJECT) {
+                    while (p.nextToken() == JsonToken.FIELD_NAME) {
+                        names.add(p.currentName());
+                        p.nextToken();
+                        p.skipChildren();
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                // what was read so far
             }
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                names.add(p.currentName());
-                p.nextToken();
-                p.skipChildren();
-            }
-        } catch (IOException | RuntimeException e) {
-            // what was read so far
-        }
-        return names;
+            return names;
+        });
+        return read != null ? read : new java.util.LinkedHashSet<>();
     }
 
     /**

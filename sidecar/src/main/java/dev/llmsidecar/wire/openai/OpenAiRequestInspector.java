@@ -71,7 +71,7 @@ public final class OpenAiRequestInspector {
     }
 
     private Scan scan(byte[] bytes) {
-        try (JsonParser p = JsonReads.parser(json, bytes, 0, bytes.length)) {
+        return JsonReads.read(json, bytes, 0, bytes.length, p -> {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 return null;
             }
@@ -97,9 +97,7 @@ public final class OpenAiRequestInspector {
                 return null;
             }
             return s;
-        } catch (IOException | RuntimeException e) {
-            return null;
-        }
+        });
     }
 
     private static int offset(JsonParser p) {

@@ -75,7 +75,7 @@ record ResponsesEvent(String type, boolean deltaNonEmpty, Response response) {
 
     /** Parses one event or response body; null when it is not a JSON object. */
     static ResponsesEvent parse(JsonFactory json, byte[] bytes, int offset, int length) {
-        return JsonReads.parseObject(json, bytes, offset, length, false, new EventReader());
+        return JsonReads.parseObject(json, bytes, offset, length, false, EventReader::new);
     }
 
     /** An event's own members; the others may be those of a non-streaming response body. */

@@ -19,7 +19,7 @@ import java.io.IOException;
 record TgiEvent(boolean token, String finishReason, long generatedTokens, long inputLength, boolean error) {
 
     static TgiEvent parse(JsonFactory json, byte[] bytes, int offset, int length) {
-        return JsonReads.parseObject(json, bytes, offset, length, false, new Reader());
+        return JsonReads.parseObject(json, bytes, offset, length, false, Reader::new);
     }
 
     private static final class Reader implements JsonReads.ObjectReader<TgiEvent> {
