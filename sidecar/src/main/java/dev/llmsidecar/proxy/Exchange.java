@@ -401,9 +401,11 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
             traffic.count(ProxyEvent.RELAY_FRAMING_ANOMALY); // bytes after the body: never pooled again
         }
         boolean keepAlive = clean && upstreamKeepAlive;
-        finish(ExchangeState.ENDED, outcome, now);
+        release(ExchangeState.ENDED, outcome);
         done.endExchange(this, keepAlive, now);
         completeResponse();
+        // the client has its end (and its connection's, if it asked to close) before the observer's work runs
+        observer.ended(outcome, status, now);
     }
 
     /**
@@ -508,9 +510,10 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
         clientChannel.flush();
         boolean keepAlive = upstreamKeepAlive;
         UpstreamConnection done = upstream;
-        finish(ExchangeState.ENDED, outcome, now);
+        release(ExchangeState.ENDED, outcome);
         done.endExchange(this, keepAlive, now);
         completeResponse();
+        observer.ended(outcome, status, now); // after the client has its end, as above
     }
 
     // ---------------------------------------------------------------------------------------------- failures
@@ -720,6 +723,12 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
 
     /** The observer hears how it ended, once; what the exchange held goes. */
     private void finish(ExchangeState end, Outcome outcome, long nanos) {
+        release(end, outcome);
+        observer.ended(outcome, status, nanos);
+    }
+
+    /** What the exchange held goes; the observer is told by the caller. */
+    private void release(ExchangeState end, Outcome outcome) {
         moveTo(end);
         upstream = null;
         body.release();
@@ -727,7 +736,6 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
             relay.discard();
         }
         loop.timeouts().remove(this);
-        observer.ended(outcome, status, nanos);
         if (llm != null) {
             llm.finish(outcome);
         }

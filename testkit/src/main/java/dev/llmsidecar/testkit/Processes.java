@@ -44,6 +44,7 @@ public final class Processes {
         static final int KEPT_LINES = 100_000;
         public final Process process;
         public final List<String> lines = new CopyOnWriteArrayList<>();
+        private final Thread reader;
         private Duration grace = Duration.ofSeconds(10);
 
         public Running(List<String> command, Map<String, String> env, String name) throws IOException {
@@ -56,7 +57,7 @@ public final class Processes {
             ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
             pb.environment().putAll(env);
             process = pb.start();
-            Thread reader = new Thread(() -> {
+            reader = new Thread(() -> {
                 try (BufferedReader r = new BufferedReader(
                         new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
                     for (String line; (line = r.readLine()) != null;) {
@@ -91,6 +92,16 @@ public final class Processes {
                 Thread.sleep(20);
             }
             throw new IllegalStateException("no line matching " + pattern + " in:\n" + String.join("\n", lines));
+        }
+
+        /** Waits until the process has ended and its every output line is in {@link #lines}. */
+        public boolean awaitEnd(Duration timeout) throws InterruptedException {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            if (!process.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
+                return false;
+            }
+            reader.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+            return !reader.isAlive();
         }
 
         /** SIGTERM, then SIGKILL after the grace (10 s unless set). */
