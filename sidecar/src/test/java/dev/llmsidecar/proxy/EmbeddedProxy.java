@@ -42,10 +42,19 @@ public final class EmbeddedProxy implements AutoCloseable {
     private EmbeddedChannel client;
 
     public EmbeddedProxy(Rewriter rewriter, boolean rawRelay) {
+        this(null, rewriter, rawRelay);
+    }
+
+    /**
+     * @param observer what the proxy reports to (null: {@link #traffic}, which records it); a real one (the
+     *     sidecar's telemetry) measures the whole relay
+     */
+    public EmbeddedProxy(TrafficObserver observer, Rewriter rewriter, boolean rawRelay) {
         client = new EmbeddedChannel();
         clients.add(client);
         UpstreamTarget target = UpstreamTarget.of(UPSTREAM);
-        context = new ExchangeContext(traffic, rewriter, target, false, 1 << 20, 1 << 20, 1 << 20,
+        TrafficObserver reported = observer != null ? observer : traffic;
+        context = new ExchangeContext(reported, rewriter, target, false, 1 << 20, 1 << 20, 1 << 20,
                 TimeUnit.SECONDS.toNanos(30), rawRelay, new ExchangeContext.Server() {
                     @Override
                     public boolean draining() {
@@ -82,7 +91,7 @@ public final class EmbeddedProxy implements AutoCloseable {
 
     private void install(EmbeddedChannel ch) {
         ch.pipeline().addLast(new ClientCodec(4096, 8192, 1 << 20), new ClientChannelHandler(context,
-                new LlmRoutes(new JsonFactory()), new ConnectionErrors(traffic), loop, false));
+                new LlmRoutes(new JsonFactory()), new ConnectionErrors(context.traffic()), loop, false));
     }
 
     /** The current client connection. */

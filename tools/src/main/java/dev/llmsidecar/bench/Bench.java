@@ -453,7 +453,7 @@ public final class Bench {
 
     /**
      * JVM-flag experiments (docs/bench/jvm-flags.md): the engine and the sidecar (and the baseline, one after the
-     * other), a short warm-up (20 s of 100 streams, 8 s of bursts, 5 s of non-streaming requests), then 1000 and 2000
+     * other), the 11 models of a full run primed, a short warm-up (20 s of 100 streams, 8 s of bursts, 5 s of non-streaming requests), then 1000 and 2000
      * paced streams (30 events 100 ms apart) for TRIAL_SECONDS (15) each. Per build and level: peak RSS, CPU per 1k
      * events/s, chunk delay p99 and collector pauses; one JSON line per build in target/bench/trials.jsonl, named by
      * TRIAL_LABEL. Flags from SIDECAR_JVM_OPTS (or jvm.options), environment from SIDECAR_ENV.
@@ -471,6 +471,7 @@ public final class Bench {
                     .put("jvm", sidecarOptsDescription()).put("env", sidecarEnv().toString())
                     .put("at", Instant.now().toString()).put("loadAvg", machine().getString("loadAvgAtStart"))
                     .put("idleAfterStart", procState(pid));
+            primeModels(b); // the 11 models of a full run, as the RSS and pause goals assume
             phase(b, "stream", 100, 20, 30, 20, 10, "bench-warmup", engine);
             phase(b, "burst", 16, 8, 2000, 0, 0, "bench-warmup", engine);
             phase(b, "plain", 32, 5, 0, 0, 0, "bench-warmup", engine);
@@ -487,12 +488,14 @@ public final class Bench {
                 JsonObject r = new JsonObject().put("peak", peaks.get(b.name).get()).put("eventsPerSec", eps)
                         .put("cores", cores).put("millicoresPer1kEvents", cores * 1000 / (eps / 1000))
                         .put("chunkP99us", q(p, "chunkDelay", "p99")).put("errors", p.getLong("errors", 0L))
-                        .put("gc", gc).put("stealPercent", p.getDouble("stealPercent"));
+                        .put("gc", gc).put("stealPercent", p.getDouble("stealPercent"))
+                        .put("jvm", p.getJsonObject("jvm"));
                 line.put("c" + level, r);
                 out.append(String.format(Locale.ROOT, " | c=%d peak %.0f MB, %.1f mc/1k ev/s, chunk p99 %.1f ms, "
                         + "young %.0f full %.0f, err %d", level, r.getJsonObject("peak").getLong("rssKb") / 1024.0,
                         r.getDouble("millicoresPer1kEvents"), r.getDouble("chunkP99us") / 1000,
-                        gc.getDouble("minorCount", 0.0), gc.getDouble("majorCount", 0.0), r.getLong("errors")));
+                        gc.getDouble("minorCount", 0.0), gc.getDouble("majorCount", 0.0), r.getLong("errors")))
+                        .append(jvmLine(p));
             }
             Thread.sleep(1000);
             line.put("idleAfterLoad", procState(pid));

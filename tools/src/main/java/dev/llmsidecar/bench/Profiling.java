@@ -91,7 +91,7 @@ final class Profiling {
         Files.deleteIfExists(html);
         String options = switch (event) {
             case "cpu" -> "event=cpu,interval=1ms";
-            case "alloc" -> "event=alloc,alloc=64k";
+            case "alloc" -> "event=alloc,alloc=8k";
             default -> "event=wall,interval=5ms";
         };
         long pid = sidecar.pids().get(0);
