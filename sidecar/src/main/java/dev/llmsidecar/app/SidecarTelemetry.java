@@ -26,7 +26,9 @@ import dev.llmsidecar.otel.TraceExemplars;
 import dev.llmsidecar.slo.GoodputWindows;
 import dev.llmsidecar.slo.SloPolicy;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.vertx.core.json.JsonObject;
 import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.LongSupplier;
@@ -117,6 +119,9 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
         return tracing;
     }
 
+    private JsonObject lastPlotted; // on the history tick's thread only
+    private long lastPlottedNanos;
+
     public OtelPipeline otel() {
         return otel;
     }
@@ -138,9 +143,30 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
         return history;
     }
 
-    /** Adds what the live page plots now (the shortest window) to its history. */
+    /**
+     * Adds what the live page plots now (the shortest window) to its history. When nothing is in flight and no
+     * request has ended within the window (plus one step) before the last full reading, the windows are empty and
+     * that reading still holds: its windows' part is added again instead of merging every model's windows anew (an
+     * idle sidecar's costliest work on this tick, 1 ms of CPU a second with 11 models).
+     */
     public void sampleHistory(long wallMillis) {
-        history.sample(wallMillis, LiveStats.renderPlotted(this, goodput.windows().get(0)));
+        Duration window = goodput.windows().get(0);
+        long now = System.nanoTime();
+        JsonObject plotted;
+        if (lastPlotted == null || metrics.inFlight() > 0
+                || lastPlottedNanos - metrics.lastEndNanos() <= window.plus(LiveHistory.STEP).toNanos()) {
+            plotted = LiveStats.renderPlotted(this, window);
+            lastPlotted = plotted;
+            lastPlottedNanos = now;
+        } else {
+            // the windows' part as it was; the engine's (its scrape goes on) as it is now
+            plotted = new JsonObject(new java.util.LinkedHashMap<>(lastPlotted.getMap()));
+            JsonObject engine = engineView();
+            if (engine != null) {
+                plotted.put("engine", engine);
+            }
+        }
+        history.sample(wallMillis, plotted);
     }
 
     /**

@@ -23,8 +23,6 @@ import org.eclipse.microprofile.config.Config;
 @ApplicationScoped
 public class TelemetryProducer {
 
-    private static final long QUEUE_SAMPLE_MILLIS = 250;
-
     /**
      * Micrometer's Prometheus registry, for the client_java registry under it: the contract's series are collectors
      * there, beside the JVM and process series of Quarkus's Micrometer binders (OTLP goes through the OpenTelemetry
@@ -41,7 +39,6 @@ public class TelemetryProducer {
 
     private SidecarTelemetry telemetry;
     private Vertx vertx;
-    private long queueSampler = -1;
     private long historySampler = -1;
 
     public synchronized SidecarTelemetry telemetry() {
@@ -61,15 +58,16 @@ public class TelemetryProducer {
     }
 
     /**
-     * The waiting depth is sampled at a fixed period, so its histogram is time-weighted. The live page's history
-     * from the start, off the event loops (a read merges every model's windows).
+     * The live page's history from the start, off the event loops (a read merges every model's windows); the same
+     * tick brings the waiting-depth histogram up to date for an exporter that reads on its own (OTLP), so an idle
+     * sidecar has one timer at this period and none faster.
      */
     void startSampling(@Observes StartupEvent event, Vertx vertx) {
         this.vertx = vertx;
         SidecarTelemetry t = telemetry();
         LlmMetrics metrics = t.metrics();
-        queueSampler = vertx.setPeriodic(QUEUE_SAMPLE_MILLIS, id -> metrics.sampleQueueDepth());
         historySampler = vertx.setPeriodic(1, LiveHistory.STEP.toMillis(), id -> vertx.executeBlocking(() -> {
+            metrics.sampleQueueDepth();
             t.sampleHistory(System.currentTimeMillis());
             return null;
         }));
@@ -102,8 +100,7 @@ public class TelemetryProducer {
 
     // after the proxy stopped taking requests, so the last spans are exported
     void onStop(@Observes @Priority(10) ShutdownEvent event) {
-        if (queueSampler >= 0) {
-            vertx.cancelTimer(queueSampler);
+        if (historySampler >= 0) {
             vertx.cancelTimer(historySampler);
         }
         SidecarTelemetry t;

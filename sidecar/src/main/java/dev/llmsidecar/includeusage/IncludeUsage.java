@@ -7,7 +7,6 @@ import dev.llmsidecar.rewrite.RewriteRequest;
 import dev.llmsidecar.rewrite.Rewriter;
 import dev.llmsidecar.wire.openai.OpenAiRequest;
 import dev.llmsidecar.wire.openai.UsageMode;
-import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jboss.logging.Logger;
@@ -67,32 +66,67 @@ public final class IncludeUsage implements Rewriter {
                 : model.substring(0, MAX_LOGGED_MODEL_CHARS) + "…";
     }
 
-    /** True when an Accept-Encoding allows any content coding other than identity. */
+    /**
+     * True when an Accept-Encoding allows any content coding other than identity: an element whose coding is not
+     * empty or {@code identity} and whose {@code q} is not 0. Read in place (once per request: no split strings).
+     */
     static boolean acceptsCompression(String acceptEncoding) {
         if (acceptEncoding == null) {
             return false;
         }
-        for (String part : acceptEncoding.split(",")) {
-            String[] pieces = part.split(";");
-            String coding = pieces[0].trim().toLowerCase(Locale.ROOT);
-            if (coding.isEmpty() || coding.equals("identity")) {
-                continue;
+        int n = acceptEncoding.length();
+        int at = 0;
+        while (at <= n) {
+            int end = acceptEncoding.indexOf(',', at);
+            if (end < 0) {
+                end = n;
             }
-            boolean refused = false;
-            for (int i = 1; i < pieces.length; i++) {
-                String p = pieces[i].trim().toLowerCase(Locale.ROOT);
-                if (p.startsWith("q=")) {
-                    try {
-                        refused = Double.parseDouble(p.substring(2).trim()) <= 0;
-                    } catch (NumberFormatException e) {
-                        refused = false;
-                    }
-                }
-            }
-            if (!refused) {
+            int semicolon = acceptEncoding.indexOf(';', at);
+            int codingEnd = semicolon >= 0 && semicolon < end ? semicolon : end;
+            int from = skipSpace(acceptEncoding, at, codingEnd);
+            int to = trimEnd(acceptEncoding, from, codingEnd);
+            boolean identity = to - from == 8 && acceptEncoding.regionMatches(true, from, "identity", 0, 8);
+            if (to > from && !identity && !refused(acceptEncoding, codingEnd, end)) {
                 return true;
             }
+            at = end + 1;
         }
         return false;
+    }
+
+    /** Whether the parameters in {@code [from, to)} (each after a ';') give a q of 0 (the last q given counts). */
+    private static boolean refused(String s, int from, int to) {
+        boolean refused = false;
+        int at = from;
+        while (at < to) {
+            int next = s.indexOf(';', at + 1);
+            int end = next < 0 || next > to ? to : next;
+            int p = skipSpace(s, at + 1, end);
+            if (end - p >= 2 && (s.charAt(p) == 'q' || s.charAt(p) == 'Q') && s.charAt(p + 1) == '=') {
+                int v = skipSpace(s, p + 2, end);
+                int ve = trimEnd(s, v, end);
+                try {
+                    refused = Double.parseDouble(s.substring(v, ve)) <= 0;
+                } catch (NumberFormatException e) {
+                    refused = false; // an unreadable q refuses nothing
+                }
+            }
+            at = end;
+        }
+        return refused;
+    }
+
+    private static int skipSpace(String s, int from, int to) {
+        while (from < to && Character.isWhitespace(s.charAt(from))) {
+            from++;
+        }
+        return from;
+    }
+
+    private static int trimEnd(String s, int from, int to) {
+        while (to > from && Character.isWhitespace(s.charAt(to - 1))) {
+            to--;
+        }
+        return to;
     }
 }

@@ -81,8 +81,8 @@ public final class LlmMetrics {
 
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicInteger maxInFlight = new AtomicInteger();
-    private final AtomicInteger waitingFirstToken = new AtomicInteger();
-    private final Bound waitingDepth;
+    private final DepthSampler waitingFirstToken;
+    private volatile long lastEndNanos = System.nanoTime();
     private final Bound chunkWriteDelay;
     private final Map<LiveKey, Live> live = new ConcurrentHashMap<>();
     private final Map<EndKey, Ended> ended = new ConcurrentHashMap<>();
@@ -93,9 +93,9 @@ public final class LlmMetrics {
         this.models = new ModelLabels(config.maxModels(), config.pinnedModels().orElse(List.of()));
         this.proxy = new ProxyCounters(recorders);
         recorders.observe(IN_FLIGHT, inFlight::get);
-        recorders.observe(WAITING_FIRST_TOKEN, waitingFirstToken::get);
+        this.waitingFirstToken = new DepthSampler(recorders.live(WAITING_DEPTH, LabelValues.NONE), System::nanoTime);
+        recorders.observe(WAITING_FIRST_TOKEN, waitingFirstToken::depth);
         recorders.observe(IN_FLIGHT_MAX, maxInFlight::get);
-        this.waitingDepth = recorders.live(WAITING_DEPTH, LabelValues.NONE);
         this.chunkWriteDelay = recorders.live(CHUNK_WRITE_DELAY, LabelValues.NONE);
         registerKnownCounters();
     }
@@ -140,7 +140,7 @@ public final class LlmMetrics {
             boolean streaming) {
         int load = inFlight.incrementAndGet();
         maxInFlight.accumulateAndGet(load, Math::max);
-        waitingFirstToken.incrementAndGet();
+        waitingFirstToken.change(1);
         Live meters = live.computeIfAbsent(new LiveKey(model, tenant, operation, provider(provider), streaming),
                 this::newLive);
         return new LiveRequest(meters, streaming, load);
@@ -218,6 +218,7 @@ public final class LlmMetrics {
     public void requestFinished(String model, String tenant, String operation, String provider, String format,
             RequestResult r) {
         inFlight.decrementAndGet();
+        lastEndNanos = System.nanoTime();
         String p = provider(provider);
         boolean ok = r.outcome() == Outcome.OK;
         boolean streaming = r.streaming();
@@ -385,9 +386,12 @@ public final class LlmMetrics {
         }
     }
 
-    /** Samples the waiting depth; called at a fixed period, so the histogram is time-weighted. */
+    /**
+     * Brings the waiting-depth histogram up to now (its fixed-period samples are recorded as the depth changes and
+     * when read): before a scrape, and on the history tick, so that an exporter that reads on its own sees idle time.
+     */
     public void sampleQueueDepth() {
-        waitingDepth.record(waitingFirstToken.get());
+        waitingFirstToken.catchUp();
     }
 
     /** LLM requests currently in flight. */
@@ -395,8 +399,13 @@ public final class LlmMetrics {
         return inFlight.get();
     }
 
+    /** When the last LLM request ended (or the metrics were made): what the live windows last changed by. */
+    public long lastEndNanos() {
+        return lastEndNanos;
+    }
+
     public int waitingFirstToken() {
-        return waitingFirstToken.get();
+        return waitingFirstToken.depth();
     }
 
     public int maxInFlight() {
@@ -476,7 +485,7 @@ public final class LlmMetrics {
         void release() {
             if (waiting) {
                 waiting = false;
-                waitingFirstToken.decrementAndGet();
+                waitingFirstToken.change(-1);
             }
         }
     }

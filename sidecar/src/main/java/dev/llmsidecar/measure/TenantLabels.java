@@ -4,7 +4,6 @@ import dev.llmsidecar.config.SidecarConfig;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
@@ -133,24 +132,82 @@ public final class TenantLabels {
         return keyHash(key, null);
     }
 
-    /** As {@link #keyHash(String)}, with HMAC-SHA256 under {@code secret} when there is one. */
+    /**
+     * As {@link #keyHash(String)}, with HMAC-SHA256 under {@code secret} when there is one. Once per request: the
+     * digest, the MAC and their buffers are the thread's own, so what is left is the label's string.
+     */
     static String keyHash(String key, byte[] secret) {
         if (key == null) {
             return null;
         }
-        try {
-            byte[] data = key.getBytes(StandardCharsets.UTF_8);
-            byte[] digest;
-            if (secret == null) {
-                digest = MessageDigest.getInstance("SHA-256").digest(data);
-            } else {
-                Mac mac = Mac.getInstance("HmacSHA256");
-                mac.init(new SecretKeySpec(secret, "HmacSHA256"));
-                digest = mac.doFinal(data);
+        return HASHERS.get().hash(key, secret);
+    }
+
+    private static final ThreadLocal<KeyHasher> HASHERS = ThreadLocal.withInitial(KeyHasher::new);
+
+    /** One thread's SHA-256, HMAC (initialised for the last secret it was given) and buffers. */
+    private static final class KeyHasher {
+        private static final char[] HEX = "0123456789abcdef".toCharArray();
+        private final MessageDigest sha256;
+        private Mac mac;
+        private byte[] macSecret;
+        private byte[] bytes = new byte[128];
+        private final byte[] digest = new byte[32];
+        private final char[] label = new char[16];
+
+        KeyHasher() {
+            try {
+                sha256 = MessageDigest.getInstance("SHA-256");
+            } catch (GeneralSecurityException e) {
+                throw new IllegalStateException("every JVM has SHA-256", e);
             }
-            return "key-" + HexFormat.of().formatHex(digest, 0, 6);
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("every JVM has SHA-256 and HmacSHA256", e);
+            "key-".getChars(0, 4, label, 0);
+        }
+
+        String hash(String key, byte[] secret) {
+            // UTF-8 bytes of the key in the thread's buffer (an ASCII key of up to 4096 characters, as keys are),
+            // else encoded apart
+            byte[] data = bytes;
+            int length = key.length();
+            boolean ascii = length <= 4096;
+            for (int i = 0; ascii && i < length; i++) {
+                ascii = key.charAt(i) < 0x80;
+            }
+            if (!ascii) {
+                data = key.getBytes(StandardCharsets.UTF_8);
+                length = data.length;
+            } else {
+                if (length > bytes.length) {
+                    bytes = new byte[Math.max(length, bytes.length * 2)];
+                    data = bytes;
+                }
+                for (int i = 0; i < length; i++) {
+                    data[i] = (byte) key.charAt(i);
+                }
+            }
+            try {
+                if (secret == null) {
+                    sha256.update(data, 0, length);
+                    sha256.digest(digest, 0, digest.length);
+                } else {
+                    if (mac == null || macSecret != secret) {
+                        mac = Mac.getInstance("HmacSHA256");
+                        mac.init(new SecretKeySpec(secret, "HmacSHA256"));
+                        macSecret = secret;
+                    }
+                    mac.update(data, 0, length);
+                    mac.doFinal(digest, 0);
+                }
+            } catch (GeneralSecurityException e) {
+                throw new IllegalStateException("every JVM has SHA-256 and HmacSHA256", e);
+            } finally {
+                java.util.Arrays.fill(data, 0, length, (byte) 0); // the key does not stay in the thread's buffer
+            }
+            for (int i = 0; i < 6; i++) {
+                label[4 + 2 * i] = HEX[(digest[i] >> 4) & 0xF];
+                label[5 + 2 * i] = HEX[digest[i] & 0xF];
+            }
+            return new String(label);
         }
     }
 }

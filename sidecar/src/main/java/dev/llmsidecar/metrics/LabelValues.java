@@ -57,28 +57,31 @@ public final class LabelValues {
     Object[] inOrderOf(Series series) {
         List<Label> declared = series.labels();
         Object[] ordered = new Object[declared.size()];
-        boolean[] filled = new boolean[declared.size()];
-        List<Label> unexpected = new ArrayList<>();
+        int filled = 0;
         for (int i = 0; i < labels.length; i++) {
             int at = declared.indexOf(labels[i]);
             if (at < 0) {
-                unexpected.add(labels[i]);
-            } else {
-                ordered[at] = values[i];
-                filled[at] = true;
+                throw wrongLabels(series);
             }
+            ordered[at] = values[i];
+            filled++;
         }
-        List<Label> missing = new ArrayList<>();
-        for (int i = 0; i < filled.length; i++) {
-            if (!filled[i]) {
-                missing.add(declared.get(i));
-            }
-        }
-        if (!missing.isEmpty() || !unexpected.isEmpty()) {
-            throw new IllegalArgumentException(series + " has labels " + declared + ": missing " + missing
-                    + ", not its own " + unexpected);
+        // every given label is the series' own and none is given twice ({@link #and}): as many means all
+        if (filled != declared.size()) {
+            throw wrongLabels(series);
         }
         return ordered;
+    }
+
+    private IllegalArgumentException wrongLabels(Series series) {
+        List<Label> declared = series.labels();
+        List<Label> given = Arrays.asList(labels);
+        List<Label> missing = new ArrayList<>(declared);
+        missing.removeAll(given);
+        List<Label> unexpected = new ArrayList<>(given);
+        unexpected.removeAll(declared);
+        return new IllegalArgumentException(series + " has labels " + declared + ": missing " + missing
+                + ", not its own " + unexpected);
     }
 
     @Override

@@ -117,6 +117,11 @@ public final class Recorders {
     /** A handle on the backends that record {@code series} when a request ends as {@code ok} says (many values). */
     public Bound ended(Series series, boolean ok, LabelValues values) {
         Object[] v = positional(series, values);
+        if (recorders.size() == 1) {
+            Recorder r = recorders.get(0);
+            When when = series.when(r.backend());
+            return when == When.END || (when == When.END_OK && ok) ? r.bind(exported(series), v) : Recorder.NOTHING;
+        }
         List<Bound> targets = new ArrayList<>(recorders.size());
         for (Recorder r : recorders) {
             When when = series.when(r.backend());
@@ -135,6 +140,10 @@ public final class Recorders {
     /** A handle on every backend that has the series, whatever its timing (counters bound once and kept). */
     public Bound bound(Series series, LabelValues values) {
         Object[] v = positional(series, values);
+        if (recorders.size() == 1) { // Prometheus alone, OTLP off: no list to combine (once per request and series)
+            Recorder r = recorders.get(0);
+            return series.on(r.backend()) ? r.bind(exported(series), v) : Recorder.NOTHING;
+        }
         List<Bound> targets = new ArrayList<>(recorders.size());
         for (Recorder r : recorders) {
             if (series.on(r.backend())) {

@@ -96,6 +96,11 @@ final class UpstreamConnection extends ChannelInboundHandlerAdapter {
     }
 
     /** True when it has no exchange now and has been idle (or, never used, open) for at least {@code nanos}. */
+    /** How long until it has been idle for {@code nanos} (0: already; its idle time counts from its last release). */
+    long untilIdleFor(long now, long nanos) {
+        return Math.max(0, idleSinceNanos + nanos - now);
+    }
+
     boolean idleFor(long now, long nanos) {
         return listener == null && now - idleSinceNanos >= nanos;
     }

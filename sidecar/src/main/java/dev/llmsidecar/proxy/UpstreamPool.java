@@ -36,7 +36,8 @@ final class UpstreamPool implements UpstreamConnection.Owner {
         ChannelFuture connect(EventLoop loop, ChannelInitializer<Channel> init);
     }
 
-    private static final long SWEEP_MILLIS = 250;
+    /** A sweep waits at least this long (connections that age within it are closed together). */
+    private static final long SWEEP_SLACK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
     private final EventLoop loop;
     private final Connector connector;
@@ -140,7 +141,7 @@ final class UpstreamPool implements UpstreamConnection.Owner {
         }
         idle.addFirst(c);
         if (sweeper == null) {
-            sweeper = loop.scheduleAtFixedRate(this::sweep, SWEEP_MILLIS, SWEEP_MILLIS, TimeUnit.MILLISECONDS);
+            scheduleSweep(System.nanoTime());
         }
     }
 
@@ -177,8 +178,9 @@ final class UpstreamPool implements UpstreamConnection.Owner {
         idle.clear();
     }
 
-    /** Closes idle connections that reached the keep-alive age: the oldest are at the tail. */
+    /** Closes idle connections that reached the keep-alive age (the oldest are at the tail), then waits for the next. */
     private void sweep() {
+        sweeper = null;
         long now = System.nanoTime();
         for (Iterator<UpstreamConnection> it = idle.descendingIterator(); it.hasNext();) {
             UpstreamConnection c = it.next();
@@ -189,10 +191,19 @@ final class UpstreamPool implements UpstreamConnection.Owner {
             c.close();
             onRetired.run();
         }
-        if (idle.isEmpty() && sweeper != null) {
-            sweeper.cancel(false);
-            sweeper = null;
+        if (!idle.isEmpty()) {
+            scheduleSweep(now);
         }
+    }
+
+    /**
+     * One timer, for when the oldest idle connection reaches the keep-alive age (not a fixed tick: an idle pool does
+     * not wake its event loop while nothing is due).
+     */
+    private void scheduleSweep(long now) {
+        UpstreamConnection oldest = idle.peekLast();
+        long due = oldest == null ? keepAliveNanos : oldest.untilIdleFor(now, keepAliveNanos);
+        sweeper = loop.schedule(this::sweep, Math.max(SWEEP_SLACK_NANOS, due), TimeUnit.NANOSECONDS);
     }
 
     /** Closes every idle connection (shutdown). */

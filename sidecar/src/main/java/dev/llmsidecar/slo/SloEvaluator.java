@@ -119,6 +119,15 @@ public final class SloEvaluator {
         if (total == 0) {
             return -1;
         }
+        if (total == itl.gaps()) {
+            // one token per gap, as most streams have: the sorted gaps themselves (no boxed order to sort)
+            long[] gaps = new long[itl.gaps()];
+            for (int i = 0; i < gaps.length; i++) {
+                gaps[i] = itl.gapNanos(i);
+            }
+            java.util.Arrays.sort(gaps);
+            return gaps[(int) Math.max(0, Math.ceil(q * total) - 1)];
+        }
         long[] values = new long[itl.gaps()];
         int[] weights = new int[itl.gaps()];
         Integer[] order = new Integer[itl.gaps()];

@@ -179,6 +179,7 @@ class MetricsContractParityTest {
             }
             slo.record("m", "default", "t", 1, SloEvaluator.evaluate(stream(Outcome.OK, 200, false), List.of()));
             metrics.chunkWritten(MS);
+            Thread.sleep(300); // the waiting depth is sampled on a 250 ms grid: one grid point has passed
             metrics.sampleQueueDepth();
             metrics.httpRequest("llm", "2xx");
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);

@@ -39,6 +39,7 @@ public final class EmbeddedProxy implements AutoCloseable {
     private final List<EmbeddedChannel> clients = new ArrayList<>();
     private final ExchangeContext context;
     private final LoopResources loop;
+    private final LlmRoutes routes = new LlmRoutes(new JsonFactory()); // one for every connection, as the server has
     private EmbeddedChannel client;
 
     public EmbeddedProxy(Rewriter rewriter, boolean rawRelay) {
@@ -84,14 +85,14 @@ public final class EmbeddedProxy implements AutoCloseable {
             EmbeddedChannel upstream = new EmbeddedChannel(init);
             upstreams.add(upstream);
             return upstream.newSucceededFuture();
-        }, null, target.host(), target.port(), TimeUnit.SECONDS.toNanos(60), 8, () -> { }, () -> { });
+        }, null, target.host(), target.port(), TimeUnit.SECONDS.toNanos(60), Integer.getInteger("embedded.pool", 8), () -> { }, () -> { });
         loop = new LoopResources(pool, new LoopTimeouts(client.eventLoop(), context.upstreamIdleNanos()));
         install(client);
     }
 
     private void install(EmbeddedChannel ch) {
         ch.pipeline().addLast(new ClientCodec(4096, 8192, 1 << 20), new ClientChannelHandler(context,
-                new LlmRoutes(new JsonFactory()), new ConnectionErrors(context.traffic()), loop, false));
+                routes, new ConnectionErrors(context.traffic()), loop, false));
     }
 
     /** The current client connection. */

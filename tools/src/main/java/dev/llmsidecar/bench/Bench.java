@@ -241,9 +241,11 @@ public final class Bench {
         Thread.sleep(500);
         memoryAt(memory, builds, "idleAfterWarmup");
 
-        // no traffic: what each proxy costs on its own (the sidecar still scrapes the engine); the warm-up's pooled
-        // upstream connections retire first (keep-alive 4 s), and the compiler's queue from the last warm-up drains
-        Thread.sleep(quick ? 2000 : 10_000);
+        // no traffic: what each proxy costs on its own (the sidecar still scrapes the engine). Measured from 75 s after
+        // the last request: the warm-up's pooled upstream connections retire (keep-alive 4 s), the live page's
+        // shortest window (1 min) has emptied, and the compiler's queue from the warm-up has drained; the first
+        // minute after traffic is the tail of the traffic, not idle
+        Thread.sleep(quick ? 2000 : 75_000);
         results.put("idle", idle(targets, idleSeconds));
         System.out.printf(Locale.ROOT, "[%4.0fs] idle %d s: %s%n", (System.nanoTime() - t0) / 1e9, idleSeconds,
                 results.getJsonObject("idle").stream().map(e -> String.format(Locale.ROOT, "%s %.2f millicores",

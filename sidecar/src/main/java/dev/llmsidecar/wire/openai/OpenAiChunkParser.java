@@ -89,14 +89,20 @@ public final class OpenAiChunkParser {
         Usage timingsUsage;
     }
 
-    /** The names of the top-level members of a JSON object, in order; empty when the bytes are not one. */
-    public java.util.Set<String> memberNames(byte[] bytes, int offset, int length) {
-        java.util.Set<String> read = JsonReads.read(json, bytes, offset, length, p -> {
-            java.util.Set<String> names = new java.util.LinkedHashSet<>();
+    /**
+     * The names of the top-level members of a JSON object, in order, each once; empty when the bytes are not one. A
+     * list (a chunk has a handful of members): twice per stream, no hash set each time.
+     */
+    public java.util.List<String> memberNames(byte[] bytes, int offset, int length) {
+        java.util.List<String> read = JsonReads.read(json, bytes, offset, length, p -> {
+            java.util.List<String> names = new java.util.ArrayList<>(8);
             try {
                 if (p.nextToken() == JsonToken.START_OBJECT) {
                     while (p.nextToken() == JsonToken.FIELD_NAME) {
-                        names.add(p.currentName());
+                        String name = p.currentName();
+                        if (!names.contains(name)) {
+                            names.add(name);
+                        }
                         p.nextToken();
                         p.skipChildren();
                     }
@@ -106,7 +112,7 @@ public final class OpenAiChunkParser {
             }
             return names;
         });
-        return read != null ? read : new java.util.LinkedHashSet<>();
+        return read != null ? read : java.util.List.of();
     }
 
     /**

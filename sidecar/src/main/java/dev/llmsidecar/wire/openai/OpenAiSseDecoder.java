@@ -66,7 +66,7 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
     private boolean usageMembers;
     private boolean tokenCounts;
     private boolean layoutDiffers;
-    private Set<String> firstChunkMembers;
+    private java.util.List<String> firstChunkMembers;
 
     public OpenAiSseDecoder(TokenEventSink sink, OpenAiChunkParser parser, UsageMode usage, int maxHeldBytes) {
         this.sink = sink;
