@@ -484,7 +484,8 @@ public interface SidecarConfig {
 
         /**
          * Bytes of canonical prompt per hash-id block: 512 tokens' worth (4 bytes a token for English with a large
-         * BPE vocabulary). Compare rate(llm_sidecar_trace_prompt_bytes_total) ÷ rate(llm_sidecar_trace_prompt_tokens_total).
+         * BPE vocabulary). Your traffic's: 512 × rate(llm_sidecar_trace_prompt_bytes_total) ÷
+         * rate(llm_sidecar_trace_prompt_tokens_total).
          */
         @WithDefault("2048")
         int blockBytes();

@@ -116,9 +116,10 @@ final class ExchangeRecorder implements ExchangeObserver {
         try (Scope scope = span.makeCurrent()) {
             var verdict = reporter.finished(modelName, model, tenant, operation, sloClass, loadAtArrival, result);
             span.finish(nanos, result, verdict, sloClass);
-        }
-        if (followed != null) {
-            followed.finished(model, tenant, sloClass, result);
+        } finally {
+            if (followed != null) {
+                followed.finished(model, tenant, sloClass, result); // once, whatever recording the metrics did
+            }
         }
     }
 

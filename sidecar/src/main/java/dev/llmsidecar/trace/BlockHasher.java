@@ -38,6 +38,14 @@ final class BlockHasher {
 
     private final Mac mac;
     private final int blockBytes;
+    /** h<sub>0</sub> per domain, at most {@value #STARTS} (models are bounded by the model label's cap anyway). */
+    private final java.util.Map<String, byte[]> starts = new java.util.LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(java.util.Map.Entry<String, byte[]> eldest) {
+            return size() > STARTS;
+        }
+    };
+    static final int STARTS = 256;
 
     /** The chain over one prompt: an id per byte block, and the last MAC, from which more ids continue. */
     record Chain(long[] ids, byte[] last, boolean whole) {
@@ -67,10 +75,7 @@ final class BlockHasher {
      * @param whole the content is the whole prompt (else only its beginning was hashed)
      */
     Chain chain(String domain, byte[] content, int length, boolean whole) {
-        byte[] h = new byte[MAC_BYTES];
-        mac.update(BLOCKS);
-        mac.update(domain.getBytes(StandardCharsets.UTF_8));
-        finish(h);
+        byte[] h = Arrays.copyOf(start(domain), MAC_BYTES);
         long[] ids = new long[(length + blockBytes - 1) / blockBytes];
         for (int i = 0; i < ids.length; i++) {
             int from = i * blockBytes;
@@ -80,6 +85,19 @@ final class BlockHasher {
             ids[i] = id(h);
         }
         return new Chain(ids, h, whole);
+    }
+
+    /** h<sub>0</sub> of a domain (route and model), kept for the few domains a sidecar sees. */
+    private byte[] start(String domain) {
+        byte[] h0 = starts.get(domain);
+        if (h0 == null) {
+            h0 = new byte[MAC_BYTES];
+            mac.update(BLOCKS);
+            mac.update(domain.getBytes(StandardCharsets.UTF_8));
+            finish(h0);
+            starts.put(domain, h0);
+        }
+        return h0;
     }
 
     /**

@@ -113,7 +113,7 @@ public final class TraceFiles {
 
     // ---------------------------------------------------------------------------------------------- event loops
 
-    /** A request arrived at {@code arrivalMs}: the window it belongs to (counted open until it {@link Generation#leave}s). */
+    /** A request arrived at {@code arrivalMs}: its window (counted open until it {@link Generation#leave}s). */
     Generation enter(long arrivalMs) {
         while (true) {
             Generation g = current;
@@ -143,8 +143,8 @@ public final class TraceFiles {
         if (g.out == null) {
             long first = g.firstArrival.get();
             g.base = first == Long.MAX_VALUE ? System.currentTimeMillis() : first;
-            g.name = "trace-" + STAMP.format(Instant.ofEpochMilli(g.base)) + "Z-" + String.format(java.util.Locale.ROOT, "%06d", nextSequence)
-                    + ".jsonl";
+            g.name = "trace-" + STAMP.format(Instant.ofEpochMilli(g.base)) + "Z-"
+                    + String.format(java.util.Locale.ROOT, "%06d", nextSequence) + ".jsonl";
             nextSequence = (nextSequence + 1) % 1_000_000;
             g.openPath = dir.resolve(g.name + OPEN_SUFFIX);
             g.out = new BufferedOutputStream(Files.newOutputStream(g.openPath, StandardOpenOption.CREATE_NEW,

@@ -360,9 +360,15 @@ public final class TraceRecorder implements ExchangeFollower, AutoCloseable {
         if (nanos < 0) {
             return;
         }
-        long micros = Math.round(nanos / 1000.0);
         g.writeFieldName(field);
-        g.writeNumber(micros / 1000 + "." + String.format(java.util.Locale.ROOT, "%03d", micros % 1000));
+        g.writeNumber(millisText(nanos));
+    }
+
+    /** Nanoseconds (not negative) as milliseconds with three decimals: 1 050 000 is "1.050". */
+    static String millisText(long nanos) {
+        long micros = Math.round(nanos / 1000.0);
+        int fraction = (int) (micros % 1000);
+        return micros / 1000 + (fraction < 10 ? ".00" : fraction < 100 ? ".0" : ".") + fraction;
     }
 
     /**

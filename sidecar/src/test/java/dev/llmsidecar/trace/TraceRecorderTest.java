@@ -203,6 +203,15 @@ class TraceRecorderTest {
     }
 
     @Test
+    void durationsAreMillisecondsWithThreeDecimals() {
+        assertThat(TraceRecorder.millisText(0)).isEqualTo("0.000");
+        assertThat(TraceRecorder.millisText(5_000)).isEqualTo("0.005");
+        assertThat(TraceRecorder.millisText(1_050_000)).isEqualTo("1.050");
+        assertThat(TraceRecorder.millisText(12_345_678)).isEqualTo("12.346");
+        assertThat(TraceRecorder.millisText(3_600_000_000_000L)).isEqualTo("3600000.000");
+    }
+
+    @Test
     void equalPromptsWhateverTheirWhitespaceShareIdsAndSharedSystemPromptsShareTheirLeadingIds() throws Exception {
         // 64-byte blocks: the 200-byte system prompt fills the first three
         SidecarTelemetry t = telemetry(Map.of("sidecar.trace.block-bytes", "64"));
