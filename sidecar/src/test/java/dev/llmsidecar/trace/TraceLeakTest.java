@@ -144,6 +144,9 @@ class TraceLeakTest {
                     }
                     var received = f.post(f.proxyPort, path, body.encode(), Map.of("x-conversation", session));
                     assertThat(received.status()).as(path).isEqualTo(200);
+                    // written before the next one arrives, so the files rotate where the size says (a burst arriving
+                    // before the recorder's thread writes lands in one file: it is one window of arrivals)
+                    assertThat(f.telemetry.trace().sync()).isTrue();
                 }
             }
         } finally {

@@ -56,6 +56,8 @@ class RecordedTraceTest {
                 var r = f.post(f.proxyPort, "/v1/chat/completions", body.encode(),
                         Map.of("x-session", "conversation-" + i % 5));
                 assertThat(r.status()).isEqualTo(200);
+                // written before the next arrival: the files rotate where the size says, whatever the machine's pace
+                assertThat(f.telemetry.trace().sync()).isTrue();
             }
         }
         List<Path> files = TraceFiles.closed(dir);
