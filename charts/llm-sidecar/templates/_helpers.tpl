@@ -105,3 +105,8 @@ nativeHistogramBucketLimit: {{ .bucketLimit }}
 {{- end }}
 {{- end }}
 {{- end -}}
+
+{{/* The trace files' claim: an existing one, or <fullname>-traces. */}}
+{{- define "llm-sidecar.traceClaim" -}}
+{{- .Values.trace.volume.persistentVolumeClaim.existingClaim | default (printf "%s-traces" (include "llm-sidecar.fullname" .)) }}
+{{- end }}

@@ -25,6 +25,7 @@ import dev.llmsidecar.otel.RequestTracing;
 import dev.llmsidecar.otel.TraceExemplars;
 import dev.llmsidecar.slo.GoodputWindows;
 import dev.llmsidecar.slo.SloPolicy;
+import dev.llmsidecar.trace.TraceRecorder;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
@@ -52,6 +53,8 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
     private final TenantLabels tenants;
     private final SaturationMetrics saturation;
     private final LiveHistory history;
+    /** The trace recorder, or null while sidecar.trace.enabled is false. */
+    private final TraceRecorder trace;
     private volatile java.util.function.Supplier<io.vertx.core.json.JsonObject> engineView;
 
     public SidecarTelemetry(PrometheusRegistry registry, SidecarConfig config, LongSupplier nanoClock) {
@@ -89,7 +92,14 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
         this.saturation = new SaturationMetrics(recorders, config.saturation(), metrics::inFlight, nanoClock);
         this.reporter = new RequestReporter(metrics, policy, new SloMetrics(recorders, policy.objectives()), goodput,
                 windows, tenants, saturation, new WorkMetrics(recorders, config.cost(), nanoClock));
-        this.traffic = new TrafficRecorder(reporter, tracing.toUpstream(upstream.getHost(), port));
+        // the trace recorder follows every LLM exchange beside the metrics, when it is on (and nothing when off)
+        this.trace = config.trace().enabled() ? TraceRecorder.start(config.trace(), recorders, nanoClock) : null;
+        this.traffic = new TrafficRecorder(reporter, tracing.toUpstream(upstream.getHost(), port), trace);
+    }
+
+    /** The trace recorder, or null while it is off. */
+    public TraceRecorder trace() {
+        return trace;
     }
 
     /** What the proxy reports to: the seam between the data path and everything above. */
@@ -187,9 +197,12 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
         return policy;
     }
 
-    /** Flushes and stops the OTLP export (bounded by its timeouts). */
+    /** Closes the trace files and flushes and stops the OTLP export (bounded by their timeouts). */
     @Override
     public void close() {
+        if (trace != null) {
+            trace.close();
+        }
         otel.close();
     }
 }

@@ -39,6 +39,8 @@ public interface SidecarConfig {
 
     Otel otel();
 
+    Trace trace();
+
     interface Upstream {
         /** Base URL of the inference server, e.g. http://127.0.0.1:8000. A path prefix is prepended to every request. */
         URI url();
@@ -432,5 +434,60 @@ public interface SidecarConfig {
          */
         @WithDefault("false")
         boolean readinessFollowsEngine();
+    }
+
+    /**
+     * The trace recorder (package trace, docs/capacity-guide.md): one JSONL record per LLM request, Mooncake's fields
+     * as AIPerf reads them, in a bounded set of rotating files. Off by default.
+     */
+    interface Trace {
+        /** Record a trace; needs {@code secret}. */
+        @WithDefault("false")
+        boolean enabled();
+
+        /** Directory of the trace files (created if missing): the open file and the closed ones. */
+        @WithDefault("/var/lib/llm-sidecar/traces")
+        String dir();
+
+        /**
+         * Key of the keyed hashes (HMAC-SHA256) that make the prompt's block ids and the session ids; at least 16
+         * bytes, the same on every replica. Required when enabled; never logged. A new secret starts new ids.
+         */
+        Optional<String> secret();
+
+        /** Request header whose value names the conversation (recorded as its keyed hash); unset: no sessions. */
+        Optional<String> sessionHeader();
+
+        /** The open file is closed (renamed to its final name) once it holds this many bytes. */
+        @WithDefault("67108864")
+        long maxFileBytes();
+
+        /** ... or once its first record is this old, so a quiet pod still closes a file every hour. */
+        @WithDefault("PT1H")
+        Duration maxFileAge();
+
+        /** Closed files kept; the oldest beyond this are deleted. */
+        @WithDefault("24")
+        int maxFiles();
+
+        /** Requests waiting for the recorder's thread (bodies to hash, records to write); past it, dropped. */
+        @WithDefault("4096")
+        int queueCapacity();
+
+        /** Request body bytes waiting for the recorder's thread; past it, the request's record is dropped. */
+        @WithDefault("4194304")
+        long queueBytes();
+
+        /** Of a request body, the first this many bytes are hashed; a prompt past them gets ids of its own. */
+        @WithDefault("1048576")
+        int maxBodyBytes();
+
+        /**
+         * Bytes of canonical prompt per hash-id block: 512 tokens' worth (4 bytes a token for English with a large
+         * BPE vocabulary). Your traffic's: 512 × rate(llm_sidecar_trace_prompt_bytes_total) ÷
+         * rate(llm_sidecar_trace_prompt_tokens_total).
+         */
+        @WithDefault("2048")
+        int blockBytes();
     }
 }

@@ -1,6 +1,7 @@
 package dev.llmsidecar.measure;
 
 import dev.llmsidecar.observe.ExchangeObserver;
+import dev.llmsidecar.observe.RequestBytes;
 import dev.llmsidecar.observe.RequestHead;
 import dev.llmsidecar.observe.UpstreamHeaders;
 import dev.llmsidecar.otel.RequestSpan;
@@ -26,6 +27,8 @@ final class ExchangeRecorder implements ExchangeObserver {
     private final String tenantName;
     private final String tenant;
     private final RequestSpan span;
+    /** What follows this exchange beside the metrics (the trace recorder), or null. */
+    private final ExchangeFollower.Followed followed;
 
     private String modelName;
     private String model;
@@ -34,7 +37,8 @@ final class ExchangeRecorder implements ExchangeObserver {
     private int loadAtArrival;
 
     ExchangeRecorder(RequestReporter reporter, RequestTracing tracing, RequestHead head, LlmOperation operation,
-            long receivedNanos) {
+            long receivedNanos, ExchangeFollower.Followed followed) {
+        this.followed = followed;
         this.reporter = reporter;
         this.metrics = reporter.metrics();
         this.operation = operation;
@@ -56,6 +60,13 @@ final class ExchangeRecorder implements ExchangeObserver {
         }
         streamRequested = stream;
         span.request(model, stream);
+    }
+
+    @Override
+    public void requestBody(RequestBytes body) {
+        if (followed != null) {
+            followed.requestBody(body, model);
+        }
     }
 
     /**
@@ -105,6 +116,10 @@ final class ExchangeRecorder implements ExchangeObserver {
         try (Scope scope = span.makeCurrent()) {
             var verdict = reporter.finished(modelName, model, tenant, operation, sloClass, loadAtArrival, result);
             span.finish(nanos, result, verdict, sloClass);
+        } finally {
+            if (followed != null) {
+                followed.finished(model, tenant, sloClass, result); // once, whatever recording the metrics did
+            }
         }
     }
 

@@ -10,7 +10,8 @@ import dev.llmsidecar.wire.LlmOperation;
 
 /**
  * The sidecar's {@link TrafficObserver}: an LLM exchange is measured by an {@link ExchangeRecorder}, any other is
- * only counted, and what the proxy did to keep traffic flowing goes to {@link ProxyCounters}.
+ * only counted, and what the proxy did to keep traffic flowing goes to {@link ProxyCounters}. An
+ * {@link ExchangeFollower}, when there is one, follows every LLM exchange beside the metrics.
  */
 public final class TrafficRecorder implements TrafficObserver {
 
@@ -18,12 +19,20 @@ public final class TrafficRecorder implements TrafficObserver {
     private final RequestTracing tracing;
     private final LlmMetrics metrics;
     private final ProxyCounters counters;
+    /** What follows LLM exchanges beside the metrics (the trace recorder), or null: none. */
+    private final ExchangeFollower follower;
     /** An exchange that is not an LLM call: counted by status, its writes timed. Stateless, so shared. */
     private final ExchangeObserver other;
 
     /** @param tracing the request tracing, naming the upstream ({@link RequestTracing#toUpstream}) */
     public TrafficRecorder(RequestReporter reporter, RequestTracing tracing) {
+        this(reporter, tracing, null);
+    }
+
+    /** @param follower follows every LLM exchange beside the metrics (the trace recorder); null: none */
+    public TrafficRecorder(RequestReporter reporter, RequestTracing tracing, ExchangeFollower follower) {
         this.reporter = reporter;
+        this.follower = follower;
         this.tracing = tracing;
         this.metrics = reporter.metrics();
         this.counters = metrics.proxy();
@@ -42,7 +51,11 @@ public final class TrafficRecorder implements TrafficObserver {
 
     @Override
     public ExchangeObserver exchangeStarted(RequestHead head, LlmOperation operation, long receivedNanos) {
-        return operation == null ? other : new ExchangeRecorder(reporter, tracing, head, operation, receivedNanos);
+        if (operation == null) {
+            return other;
+        }
+        return new ExchangeRecorder(reporter, tracing, head, operation, receivedNanos,
+                follower == null ? null : follower.started(head, operation, receivedNanos));
     }
 
     @Override

@@ -288,6 +288,25 @@ public final class Contract {
     public static final Series GPU_SCRAPES = counter("llm_sidecar.gpu.scrapes", "{scrape}",
             "Scrapes of the DCGM exporter by result", RESULT);
 
+    // ---- the trace recorder (sidecar.trace.*, docs/capacity-guide.md): present while it records ----
+
+    public static final Series TRACE_RECORDS = counter("llm_sidecar.trace.records", "{record}",
+            "Records the trace recorder wrote (one per LLM request)");
+    public static final Series TRACE_RECORDS_DROPPED = counter("llm_sidecar.trace.records_dropped", "{record}",
+            "LLM requests the trace recorder did not record, by reason", REASON);
+    public static final Series TRACE_FILES_CLOSED = counter("llm_sidecar.trace.files_closed", "{file}",
+            "Trace files closed (renamed to their final name), at the size or age limit or at shutdown");
+    public static final Series TRACE_FILES_DELETED = counter("llm_sidecar.trace.files_deleted", "{file}",
+            "Closed trace files deleted, the oldest, beyond sidecar.trace.max-files");
+    public static final Series TRACE_OPEN_FILE_BYTES = gauge("llm_sidecar.trace.open_file_bytes", "By",
+            "Bytes of the trace files still open");
+    public static final Series TRACE_CLOSED_FILE_BYTES = gauge("llm_sidecar.trace.closed_file_bytes", "By",
+            "Bytes of the closed trace files kept");
+    public static final Series TRACE_PROMPT_BYTES = counter("llm_sidecar.trace.prompt_bytes", "By",
+            "Canonical prompt bytes of recorded requests whose prompt tokens the engine reported");
+    public static final Series TRACE_PROMPT_TOKENS = counter("llm_sidecar.trace.prompt_tokens", "{token}",
+            "Prompt tokens the engine reported for those requests");
+
     // ---- OTLP export (Prometheus only: telemetry about losing telemetry is read where it is not lost) ----
 
     public static final Series OTLP_SPANS_EXPORTED = promOnly("llm_sidecar.otlp.spans_exported", Kind.COUNTER,

@@ -15,6 +15,15 @@ public interface ExchangeObserver {
     default void requestInspected(String model, boolean stream) {
     }
 
+    /**
+     * The whole request body of an LLM call, as the client sent it, once it was inspected (bodies up to
+     * sidecar.llm.max-inspected-body-bytes; a larger one passes uninspected and is never handed over). Valid only
+     * during the call: an observer that keeps anything copies it (the trace recorder), one that does not costs
+     * nothing.
+     */
+    default void requestBody(RequestBytes body) {
+    }
+
     /** The request is on its way upstream: from now on it is in flight (and waiting for its first token). */
     default void requestSent() {
     }

@@ -2,6 +2,7 @@ package dev.llmsidecar.proxy;
 
 import dev.llmsidecar.observe.ExchangeObserver;
 import dev.llmsidecar.observe.ProxyEvent;
+import dev.llmsidecar.observe.RequestBytes;
 import dev.llmsidecar.observe.TrafficObserver;
 import dev.llmsidecar.rewrite.ExchangeRewrite;
 import dev.llmsidecar.rewrite.RewriteRequest;
@@ -25,7 +26,7 @@ import io.vertx.core.buffer.Buffer;
  * the exchange's {@link ExchangeObserver}; {@link Exchange} moves the bytes. All calls come from the client
  * connection's event loop.
  */
-final class LlmCall implements RawRelay.Decoding {
+final class LlmCall implements RawRelay.Decoding, RequestBytes {
 
     private final ExchangeContext context;
     private final TrafficObserver traffic;
@@ -36,6 +37,8 @@ final class LlmCall implements RawRelay.Decoding {
     private StreamDecoder decoder;
     private boolean streamingResponse;
     private boolean finished;
+    /** The body being inspected, readable by the observer during {@link ExchangeObserver#requestBody} only. */
+    private ByteBuf inspecting;
 
     LlmCall(ExchangeContext context, LlmOperation operation, ExchangeObserver observer) {
         this.context = context;
@@ -54,9 +57,29 @@ final class LlmCall implements RawRelay.Decoding {
             traffic.count(ProxyEvent.BODY_NOT_INSPECTED_NOT_JSON);
         }
         observer.requestInspected(inspected.model(), inspected.stream());
+        // the client's own body, before any rewrite; this object is the view, so an observer that reads nothing
+        // costs nothing (no copy, no allocation)
+        inspecting = body;
+        try {
+            observer.requestBody(this);
+        } finally {
+            inspecting = null;
+        }
         rewrite = context.rewriter().start(new RewriteRequest(operation, inspected,
                 new NettyHeaders.Upstream(requestHeaders), version == HttpVersion.HTTP_1_0));
         return rewrite.requestBody(body);
+    }
+
+    @Override
+    public int length() {
+        return inspecting == null ? 0 : inspecting.readableBytes();
+    }
+
+    @Override
+    public void copyTo(byte[] dst, int length) {
+        if (inspecting != null) {
+            inspecting.getBytes(inspecting.readerIndex(), dst, 0, Math.min(length, inspecting.readableBytes()));
+        }
     }
 
     /** The body was too large to inspect: it is forwarded untouched, as model {@code unknown}. */

@@ -25,7 +25,8 @@ class ArchitectureTest {
 
     /** The metrics side: everything that turns traffic into series, and what records or serves them. */
     static final String[] METRICS_SIDE = {ROOT + ".metrics..", ROOT + ".measure..", ROOT + ".live..",
-            ROOT + ".otel..", ROOT + ".engine..", ROOT + ".gpu..", ROOT + ".scrape..", ROOT + ".app.."};
+            ROOT + ".otel..", ROOT + ".engine..", ROOT + ".gpu..", ROOT + ".scrape..", ROOT + ".trace..",
+            ROOT + ".app.."};
 
     /** Plain Java: the timeline, SLO, window and saturation logic, unit-tested without sockets or a container. */
     static final String[] PLAIN = {ROOT + ".timeline..", ROOT + ".slo..", ROOT + ".window..",
@@ -81,7 +82,8 @@ class ArchitectureTest {
     void theMetricsApiIsBelowWhatRecordsIntoIt() {
         check(noClasses().that().resideInAPackage(ROOT + ".metrics..")
                 .should().dependOnClassesThat().resideInAnyPackage(ROOT + ".measure..", ROOT + ".live..",
-                        ROOT + ".app..", ROOT + ".engine..", ROOT + ".gpu..", ROOT + ".scrape..", ROOT + ".proxy.."));
+                        ROOT + ".app..", ROOT + ".engine..", ROOT + ".gpu..", ROOT + ".scrape..", ROOT + ".proxy..",
+                        ROOT + ".trace.."));
     }
 
     /**
@@ -92,6 +94,19 @@ class ArchitectureTest {
     void includeUsageIsNamedOnlyWhereItIsRegistered() {
         check(noClasses().that().resideOutsideOfPackages(ROOT + ".includeusage..", ROOT + ".app..")
                 .should().dependOnClassesThat().resideInAPackage(ROOT + ".includeusage.."));
+    }
+
+    /**
+     * The trace recorder lives in one package, in plain Java (files, Jackson, javax.crypto): no Netty, Vert.x, Quarkus
+     * or CDI type; it hears of exchanges behind the seam (measure's ExchangeFollower), and nothing outside it names
+     * its types but the composition root, which starts it and serves its files.
+     */
+    @Test
+    void theTraceRecorderIsPlainJavaNamedOnlyWhereItIsWired() {
+        check(noClasses().that().resideInAPackage(ROOT + ".trace..")
+                .should().dependOnClassesThat().resideInAnyPackage(concat(FRAMEWORKS, ROOT + ".proxy..")));
+        check(noClasses().that().resideOutsideOfPackages(ROOT + ".trace..", ROOT + ".app..")
+                .should().dependOnClassesThat().resideInAPackage(ROOT + ".trace.."));
     }
 
     /** The rewrite hook is the transport's: it names no feature and nothing of the metrics side. */

@@ -159,6 +159,7 @@ class MetricsContractParityTest {
             }
             // ---- end of GPUs ----
             new OtlpExportStats(registry.getPrometheusRegistry()); // Prometheus only, by declaration
+            new dev.llmsidecar.trace.TraceStats(recorders, () -> 1234, () -> 5678); // the trace recorder's, when on
 
             // traffic: every kind of request
             for (RequestResult r : List.of(stream(Outcome.OK, 200, true), stream(Outcome.UPSTREAM_ERROR, 500, false),

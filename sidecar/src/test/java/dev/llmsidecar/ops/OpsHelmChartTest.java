@@ -138,6 +138,8 @@ class OpsHelmChartTest {
                 "path: /q/health/ready", "path: /q/health/live", "readOnlyRootFilesystem: true", "runAsNonRoot: true",
                 "image: \"" + IMAGE + ":0.1.0\"");
         assertThat(out).doesNotContain("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SDK_DISABLED");
+        // the trace recorder is off: no volume, no secret, no property
+        assertThat(out).doesNotContain("sidecar.trace.", "SIDECAR_TRACE_", "name: traces", "fsGroup");
         startsWithTheRenderedProperties(out);
         // the image's measured JVM flags, nothing added
         assertThat(out).doesNotContain("JAVA_OPTS_APPEND", "-Xmx", "JAVA_MAX_MEM_RATIO");
@@ -398,7 +400,11 @@ class OpsHelmChartTest {
                 "sidecar.tenants.series=llm_sidecar.requests,llm_sidecar.tokens,gen_ai.server.time_to_first_token",
                 "sidecar.saturation.knee=48", "sidecar.cost.gpu-hour-price=2.49", "sidecar.cost.gpus=2",
                 "sidecar.gpu.dcgm-url=http://nvidia-dcgm-exporter.gpu-operator.svc:9400/metrics");
-        startsWithTheRenderedProperties(out);
+        assertThat(out).contains("sidecar.trace.enabled=true", "sidecar.trace.max-file-bytes=134217728",
+                "sidecar.trace.session-header=x-session-id", "name: llm-trace-key", "claimName: shared-traces",
+                "fsGroup: 185");
+        startsWithTheRenderedProperties(out, java.util.Map.of("sidecar.trace.secret", "a-trace-key-of-enough-bytes",
+                "sidecar.trace.dir", OpsTools.outDir().resolve("helm-nondefault-traces").toString()));
         assertThat(out).contains("name: SIDECAR_ENGINE_READINESS_FOLLOWS_ENGINE\n              value: \"false\"");
         assertThat(out).doesNotContain("kind: ServiceMonitor", "kind: PrometheusRule", "- name: vllm", "nvidia.com/gpu",
                 "/dev/shm", "kind: PersistentVolumeClaim", "-dashboards");
@@ -420,6 +426,60 @@ class OpsHelmChartTest {
     }
 
     @Test
+    void theTraceRecorderGetsAVolumeItsSecretFromASecretAndADirectoryPerPod() throws Exception {
+        String out = template().set("trace.enabled", "true").set("trace.secretName", "llm-trace-key")
+                .set("trace.sessionHeader", "x-session-id").set("trace.maxFiles", "48").call();
+        Path file = write("helm-trace.yaml", out);
+        String deployment = doc(out, "deployment.yaml");
+        String sidecar = containers(out)[0];
+        assertThat(doc(out, "configmap.yaml")).contains("sidecar.trace.enabled=true",
+                "sidecar.trace.max-file-bytes=67108864", "sidecar.trace.max-file-age=PT1H", "sidecar.trace.max-files=48",
+                "sidecar.trace.session-header=x-session-id").doesNotContain("sidecar.trace.secret", "llm-trace-key");
+        assertThat(sidecar).contains("- name: SIDECAR_TRACE_SECRET\n              valueFrom:\n                secretKeyRef:\n"
+                + "                  name: llm-trace-key\n                  key: secret",
+                "- name: POD_NAME\n              valueFrom:\n                fieldRef:\n                  fieldPath: metadata.name",
+                "- name: SIDECAR_TRACE_DIR\n              value: \"/var/lib/llm-sidecar/traces/$(POD_NAME)\"",
+                "- name: traces\n              mountPath: /var/lib/llm-sidecar/traces");
+        // the volume: an emptyDir with a size limit (the root filesystem stays read-only); the engine has no mount
+        assertThat(deployment).contains("- name: traces\n          emptyDir:\n            sizeLimit: 2Gi",
+                "readOnlyRootFilesystem: true").doesNotContain("fsGroup");
+        String engine = containers(out)[1];
+        assertThat(engine.substring(0, engine.indexOf("\n      volumes:"))).doesNotContain("traces");
+        assertThat(rendered(out, "trace-persistentvolumeclaim.yaml")).isFalse();
+        startsWithTheRenderedProperties(out, java.util.Map.of("sidecar.trace.secret", "a-trace-key-of-enough-bytes",
+                "sidecar.trace.dir", OpsTools.outDir().resolve("helm-trace-dir").toString()));
+        OpsTools.nodeValidate("k8s", file.toString()).assertOk("kubernetes-models");
+        OpsTools.yamllint(file);
+
+        // a claim instead: rendered, mounted, and the pod's group set so the sidecar (uid and gid 185) writes it
+        String pvc = template().set("trace.enabled", "true").set("trace.secretName", "llm-trace-key")
+                .set("trace.volume.persistentVolumeClaim.enabled", "true")
+                .set("trace.volume.persistentVolumeClaim.size", "20Gi").call();
+        Path pvcFile = write("helm-trace-pvc.yaml", pvc);
+        assertThat(doc(pvc, "trace-persistentvolumeclaim.yaml")).contains("kind: PersistentVolumeClaim",
+                "name: llama-llm-sidecar-traces", "app.kubernetes.io/component: traces", "- ReadWriteOnce",
+                "storage: 20Gi");
+        assertThat(doc(pvc, "deployment.yaml")).contains(
+                "- name: traces\n          persistentVolumeClaim:\n            claimName: llama-llm-sidecar-traces",
+                "fsGroup: 185", "fsGroupChangePolicy: OnRootMismatch", "type: RuntimeDefault");
+        OpsTools.nodeValidate("k8s", pvcFile.toString()).assertOk("kubernetes-models");
+        OpsTools.yamllint(pvcFile);
+        String existing = template().set("trace.enabled", "true").set("trace.secretName", "k")
+                .set("trace.volume.persistentVolumeClaim.enabled", "true")
+                .set("trace.volume.persistentVolumeClaim.existingClaim", "shared-traces")
+                .set("podSecurityContext.fsGroup", "2000").call();
+        assertThat(rendered(existing, "trace-persistentvolumeclaim.yaml")).isFalse();
+        assertThat(doc(existing, "deployment.yaml")).contains("claimName: shared-traces", "fsGroup: 2000")
+                .doesNotContain("fsGroup: 185");
+    }
+
+    @Test
+    void theTraceRecorderWithoutASecretFailsToRender() {
+        assertThatThrownBy(() -> template().set("trace.enabled", "true").call())
+                .hasMessageContaining("trace.enabled=true needs trace.secretName");
+    }
+
+    @Test
     void otlpWithoutEndpointFailsToRender() {
         assertThatThrownBy(() -> template().set("otlp.enabled", "true").call())
                 .hasMessageContaining("otlp.enabled=true needs otlp.endpoint");
@@ -430,6 +490,12 @@ class OpsHelmChartTest {
      * telemetry is built from them (tenant series names, SLO objectives and windows are checked there).
      */
     static void startsWithTheRenderedProperties(String rendered) throws Exception {
+        startsWithTheRenderedProperties(rendered, java.util.Map.of());
+    }
+
+    /** @param environment what the pod's environment adds to the ConfigMap's properties (the trace secret, its dir) */
+    static void startsWithTheRenderedProperties(String rendered, java.util.Map<String, String> environment)
+            throws Exception {
         int start = rendered.indexOf("sidecar.properties: |\n");
         assertThat(start).as("a ConfigMap with sidecar.properties").isNotNegative();
         java.util.Properties props = new java.util.Properties();
@@ -445,8 +511,10 @@ class OpsHelmChartTest {
         java.util.Map<String, String> config = new java.util.HashMap<>();
         props.forEach((k, v) -> config.put(k.toString(), v.toString()));
         String upstream = config.remove("sidecar.upstream.url");
+        config.putAll(environment);
         var sidecar = dev.llmsidecar.support.TestConfigs.sidecar(upstream, config);
         new dev.llmsidecar.app.SidecarTelemetry(new io.prometheus.metrics.model.registry.PrometheusRegistry(), sidecar,
                 System::nanoTime).close();
+        assertThat(sidecar.trace().enabled()).isEqualTo(rendered.contains("sidecar.trace.enabled=true"));
     }
 }

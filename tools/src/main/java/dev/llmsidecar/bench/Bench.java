@@ -38,11 +38,13 @@ import java.util.concurrent.TimeUnit;
  * two SLO objectives and tenant labels), on the shipped JVM flags with a safepoint log added.
  *
  * <p>Usage: {@code Bench <repoRoot> <classpath> [--quick] [--baseline JAR [--baseline-jvm-options FILE]]
- * [--with-minimal] [--soak MINUTES] [--report-only] [--trial] [--profile cpu|alloc|wall] [--syscalls]
+ * [--with-minimal] [--with-trace] [--soak MINUTES] [--report-only] [--trial] [--profile cpu|alloc|wall] [--syscalls]
  * [--profile-level N]}. With {@code --baseline}, a second sidecar build (another {@code quarkus-run.jar}, the same JVM
  * flags and configuration) is a further target, {@code baseline}, interleaved with the others in every round: each
  * figure of the report is then an A/B of two builds in the same run. {@code --with-minimal} adds the cheapest
- * configuration ({@link #MINIMAL}) as target {@code sidecar-min}. {@code --trial} measures the sidecar (and the
+ * configuration ({@link #MINIMAL}) as target {@code sidecar-min}; {@code --with-trace} the shipped one with the trace
+ * recorder on ({@link #trace}) as target {@code sidecar-trace}, so one run shows CPU per event with the recorder on
+ * and off. {@code --trial} measures the sidecar (and the
  * baseline) at 1000 and 2000 streams after a short warm-up and appends one line per build to
  * target/bench/trials.jsonl: the JVM-flag experiments of docs/bench/jvm-flags.md. {@code --profile} and
  * {@code --syscalls} are {@link Profiling}'s.
@@ -73,6 +75,22 @@ public final class Bench {
             "sidecar.engine.scrape-enabled", "false",
             "quarkus.otel.sdk.disabled", "true");
 
+    /**
+     * {@code --with-trace}: {@link #SHIPPED} plus the trace recorder on, into {@code dir} (emptied at the start), at
+     * most 4 closed files of 64 MiB kept (the disk a full run takes stays bounded); its secret goes in the environment
+     * ({@link #TRACE_SECRET}), as the chart passes it, not into the report's properties.
+     */
+    static Map<String, String> trace(Path dir) {
+        Map<String, String> m = new LinkedHashMap<>(SHIPPED);
+        m.put("sidecar.trace.enabled", "true");
+        m.put("sidecar.trace.dir", dir.toString());
+        m.put("sidecar.trace.max-files", "4");
+        return java.util.Collections.unmodifiableMap(m);
+    }
+
+    /** The trace recorder's key for target sidecar-trace (a benchmark's: any 16 bytes or more do). */
+    static final String TRACE_SECRET = "bench-trace-recorder-key-0123456789";
+
     /** The concurrency levels of a run, and the rounds of a full one. */
     static final int[] LEVELS = {1, 100, 1000, 2000};
     static final int FULL_ROUNDS = 2;
@@ -102,7 +120,10 @@ public final class Bench {
     private final List<Process> started = new CopyOnWriteArrayList<>();
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(2)).build();
-    /** Peak RSS, threads and fds per JVM target ("sidecar", "baseline", "sidecar-min"), sampled every 200 ms. */
+    /**
+     * Peak RSS, threads and fds per JVM target ("sidecar", "baseline", "sidecar-min", "sidecar-trace"), sampled every
+     * 200 ms.
+     */
     private final Map<String, Peaks> peaks = new ConcurrentHashMap<>();
     /** Each sidecar build's safepoint log, by target name. */
     private final Map<String, JvmProbe.SafepointLog> safepoints = new ConcurrentHashMap<>();
@@ -120,6 +141,8 @@ public final class Bench {
     Path baselineOptions;
     /** {@code --with-minimal}: the current build in {@link #MINIMAL} as a further target, "sidecar-min". */
     boolean withMinimal;
+    /** {@code --with-trace}: the current build in {@link #trace} as a further target, "sidecar-trace". */
+    boolean withTrace;
     /** Flags added to every sidecar build's in this mode ({@code --profile}: exact stacks between safepoints). */
     List<String> extraFlags = List.of();
 
@@ -157,6 +180,7 @@ public final class Bench {
                 }
                 case "--baseline-jvm-options" -> bench.baselineOptions = Path.of(args[++i]).toAbsolutePath();
                 case "--with-minimal" -> bench.withMinimal = true;
+                case "--with-trace" -> bench.withTrace = true;
                 case "--soak" -> soakMinutes = Integer.parseInt(args[++i]);
                 case "--report-only" -> reportOnly = true;
                 case "--profile" -> profile = Profiling.event(args[++i]);
@@ -312,7 +336,10 @@ public final class Bench {
         return results;
     }
 
-    /** The sidecar builds of this run: the current one, and the baseline and the minimal configuration if asked. */
+    /**
+     * The sidecar builds of this run: the current one, and the baseline, the minimal configuration and the one with the
+     * trace recorder on if asked.
+     */
     List<Endpoint> startBuilds(int enginePort) throws Exception {
         List<Endpoint> builds = new ArrayList<>(List.of(startSidecar(enginePort)));
         if (baselineJar != null) {
@@ -320,6 +347,9 @@ public final class Bench {
         }
         if (withMinimal) {
             builds.add(startSidecar(enginePort, root.resolve(CURRENT_JAR), "sidecar-min"));
+        }
+        if (withTrace) {
+            builds.add(startSidecar(enginePort, root.resolve(CURRENT_JAR), "sidecar-trace"));
         }
         return builds;
     }
@@ -688,8 +718,8 @@ public final class Bench {
     }
 
     /**
-     * A sidecar build ({@code name}: "sidecar", "baseline" or "sidecar-min"), in {@link #SHIPPED} whichever the jar
-     * ("sidecar-min": {@link #MINIMAL}), on the shipped flags unless the baseline has its own
+     * A sidecar build ({@code name}: "sidecar", "baseline", "sidecar-min" or "sidecar-trace"), in {@link #SHIPPED}
+     * whichever the jar ("sidecar-min": {@link #MINIMAL}; "sidecar-trace": {@link #trace}), on the shipped flags unless the baseline has its own
      * ({@code --baseline-jvm-options}), with a safepoint log added (logging only) and this mode's {@link #extraFlags}.
      */
     Endpoint startSidecar(int enginePort, Path jar, String name) throws Exception {
@@ -702,6 +732,12 @@ public final class Bench {
         flags.addAll(added);
         Map<String, String> properties = configuration(name);
         Processes.Launch launch = Processes.Sidecar.launch(jar);
+        if ("sidecar-trace".equals(name)) {
+            Path dir = work.resolve("sidecar-trace-files");
+            deleteTree(dir);
+            properties = trace(dir);
+            launch.env("SIDECAR_TRACE_SECRET", TRACE_SECRET);
+        }
         String ports = "0 (the OS picks; read off the start lines)";
         if ("baseline".equals(name)) {
             launch.ports(Processes.freePort(), Processes.freePort()); // any build: ready when its health says so
@@ -738,7 +774,21 @@ public final class Bench {
                 + String.join(", ", names);
     }
 
-    /** The configuration a build runs in: {@link #MINIMAL} for "sidecar-min", {@link #SHIPPED} otherwise. */
+    /** Deletes a directory and what it holds, if it exists (the trace target's files of an earlier run). */
+    static void deleteTree(Path dir) throws IOException {
+        if (Files.exists(dir)) {
+            try (var walk = Files.walk(dir)) {
+                for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.delete(p);
+                }
+            }
+        }
+    }
+
+    /**
+     * The configuration a build runs in: {@link #MINIMAL} for "sidecar-min", {@link #SHIPPED} otherwise ("sidecar-trace"
+     * adds the recorder to it where it is started, with its directory).
+     */
     static Map<String, String> configuration(String name) {
         return "sidecar-min".equals(name) ? MINIMAL : SHIPPED;
     }

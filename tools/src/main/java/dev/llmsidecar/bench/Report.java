@@ -24,12 +24,16 @@ final class Report {
 
     /**
      * Every target a run can have; "baseline" only with {@code bench/run --baseline JAR}, "sidecar-min" only with
-     * {@code --with-minimal}.
+     * {@code --with-minimal}, "sidecar-trace" only with {@code --with-trace}.
      */
-    static final List<String> TARGETS = List.of("direct", "nginx", "sidecar", "baseline", "sidecar-min");
+    static final List<String> TARGETS = List.of("direct", "nginx", "sidecar", "baseline", "sidecar-min",
+            "sidecar-trace");
 
-    /** The sidecar builds: the current one and, if measured, the baseline and the minimal configuration. */
-    static final List<String> BUILDS = List.of("sidecar", "baseline", "sidecar-min");
+    /**
+     * The sidecar builds: the current one and, if measured, the baseline, the minimal configuration and the trace
+     * recorder's.
+     */
+    static final List<String> BUILDS = List.of("sidecar", "baseline", "sidecar-min", "sidecar-trace");
 
     /** The level the top-load goals are set at, and the one the RSS goal assumes 11 model names at. */
     static final int TOP = 2000;
@@ -95,7 +99,10 @@ final class Report {
                   `bench/run --baseline JAR`, *baseline*: another build in the same configuration, flags and phases,
                   so that every A/B figure below comes from one run; with `--with-minimal`, *sidecar-min*: the current
                   build in its cheapest configuration (no engine scrape, no OpenTelemetry, no objectives, no tenants),
-                  for comparison only.
+                  for comparison only; with `--with-trace`, *sidecar-trace*: the current build as it ships plus the
+                  trace recorder on (`sidecar.trace.enabled`, its files under target/bench, at most 4 kept), the
+                  recorder's cost per event beside *sidecar* in the same run (issue 37: at most 10 % more CPU per
+                  event).
                 * **Load client**: `tools/src/main/java/dev/llmsidecar/bench/BenchClient.java` on the tools' load client
                   (`dev.llmsidecar.load`), one fresh JVM per phase, closed loop: it keeps N streams
                   open (a finished stream is replaced at once). Each request carries the headers the OpenAI Python
@@ -356,7 +363,7 @@ final class Report {
         // ---- the goals of issue 35, every build, at the top of the report
         Goals g = new Goals(r, latency, levels, burstPerCore, plainCpuPerRequest, peakTop, modelsTop);
         String goals = g.table(builds) + "\n" + abTable(r, latency, levels, burstPerCore, plainCpuPerRequest,
-                peakTop, builds);
+                peakTop, builds) + traceTable(r, latency, levels, burstPerCore, plainCpuPerRequest, peakTop, builds);
         int at = md.indexOf(GOALS_ANCHOR);
         md.replace(at, at + GOALS_ANCHOR.length(), goals);
         md.append("\nFor each target missed: where the sidecar's time goes (profiles of the same paths) and what it would take "
@@ -829,6 +836,50 @@ final class Report {
                 + "divisor is above " + Fmt.fixed(NOISE_FLOOR_US, 0) + " µs.\n\n" + t + "\n";
     }
 
+    /**
+     * The trace recorder's cost, {@code --with-trace}: the current build with it on ("sidecar-trace") against the same
+     * build without ("sidecar"), same run; issue 37's bound is at most 10 % more CPU per event.
+     */
+    static String traceTable(JsonObject r, JsonArray latency, TreeSet<Integer> levels, Map<String, Double> burstPerCore,
+            Map<String, Double> plainCpuPerRequest, Map<String, Double> peakTop, List<String> builds) {
+        if (!builds.contains("sidecar-trace")) {
+            return "";
+        }
+        MarkdownTable t = new MarkdownTable("measure", "recorder off (sidecar)", "recorder on (sidecar-trace)",
+                "on ÷ off", "bound", "met").align("lrrrll");
+        for (int level : levels) {
+            double off = cpuPerEvent(latency, "sidecar", level);
+            double on = cpuPerEvent(latency, "sidecar-trace", level);
+            traceRow(t, "CPU per paced event at " + level + " streams (µs)", off, on, 1, 1.10);
+            traceRow(t, "allocated bytes per event at " + level + " streams",
+                    mean(select(latency, "sidecar", level), p -> bytesPerEvent(r, p)),
+                    mean(select(latency, "sidecar-trace", level), p -> bytesPerEvent(r, p)), 0, Double.NaN);
+        }
+        double burstOff = burstPerCore.getOrDefault("sidecar", Double.NaN);
+        double burstOn = burstPerCore.getOrDefault("sidecar-trace", Double.NaN);
+        // events per CPU-second: the CPU per event is its inverse
+        traceRow(t, "burst CPU per event (µs)", 1e6 / burstOff, 1e6 / burstOn, 2, 1.10);
+        traceRow(t, "non-streaming CPU per request (µs)", plainCpuPerRequest.getOrDefault("sidecar", Double.NaN),
+                plainCpuPerRequest.getOrDefault("sidecar-trace", Double.NaN), 0, Double.NaN);
+        JsonObject idle = r.getJsonObject("idle", new JsonObject());
+        ToDoubleFunction<String> idleMc = b -> idle.getJsonObject(b, new JsonObject()).getDouble("millicores", Double.NaN);
+        traceRow(t, "CPU at idle (millicores)", idleMc.applyAsDouble("sidecar"), idleMc.applyAsDouble("sidecar-trace"), 2,
+                Double.NaN);
+        traceRow(t, "peak RSS at " + levels.last() + " streams (MB)", peakTop.getOrDefault("sidecar", Double.NaN),
+                peakTop.getOrDefault("sidecar-trace", Double.NaN), 0, Double.NaN);
+        return "### Trace recorder on vs off, same run\n\nThe same build, as it ships, with `sidecar.trace.enabled` "
+                + "and without; every request of every phase recorded (each is an LLM request). Same-run differences "
+                + "under about 7 % are noise on this machine (`bench/run --baseline` of one jar against itself).\n\n"
+                + t + "\n";
+    }
+
+    static void traceRow(MarkdownTable t, String what, double off, double on, int decimals, double bound) {
+        double ratio = off > 0 ? on / off : Double.NaN;
+        t.row(what, Fmt.fixed(off, decimals), Fmt.fixed(on, decimals), Double.isNaN(ratio) ? Fmt.NONE
+                : Fmt.fixed(ratio, 2), Double.isNaN(bound) ? "" : "≤ " + Fmt.fixed(bound, 2),
+                Double.isNaN(bound) || Double.isNaN(ratio) ? "" : ratio <= bound ? "yes" : "**no**");
+    }
+
     static void abRow(MarkdownTable t, String what, double current, double baseline, double nginx, int decimals) {
         boolean latency = what.startsWith("added");
         t.row(what, Fmt.fixed(current, decimals), Fmt.fixed(baseline, decimals), Fmt.fixed(nginx, decimals),
@@ -910,7 +961,7 @@ final class Report {
 
     // ------------------------------------------------------------------------------------------------ SVG
 
-    static final String[] COLORS = {"#777777", "#2e9e44", "#1f5fbf", "#d9822b", "#9b59b6"};
+    static final String[] COLORS = {"#777777", "#2e9e44", "#1f5fbf", "#d9822b", "#9b59b6", "#c0392b"};
 
     /**
      * Two panels (TTFT overhead, chunk delay) against the concurrency levels, one line per target and quantile: p50

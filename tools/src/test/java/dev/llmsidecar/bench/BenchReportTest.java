@@ -91,6 +91,41 @@ class BenchReportTest {
         assertThat(md).doesNotContain("### Current vs baseline vs nginx");
     }
 
+    /** {@code --with-trace}: the same build with the trace recorder on, beside it, judged against 10 % more CPU. */
+    @Test
+    void withTheTraceRecorderTargetTheRecordersCostIsShownBesideTheSameBuild() throws Exception {
+        // the figures the baseline had, under the trace target's name
+        JsonObject r = new JsonObject(results().encode().replace("\"baseline\"", "\"sidecar-trace\""));
+        r.getJsonObject("settings").remove("baselineJar");
+        String md = report(r);
+        assertThat(md).contains("### Trace recorder on vs off, same run").doesNotContain("### Current vs baseline");
+        assertThat(line(md, "| goal |")).isEqualTo("| goal | bound | current | met | sidecar-trace | met | reference |");
+        assertThat(line(md, "| CPU per paced event at 2000 streams (µs)"))
+                .isEqualTo("| CPU per paced event at 2000 streams (µs) | 22.0 | 24.0 | 1.09 | ≤ 1.10 | yes |");
+        assertThat(line(md, "| burst CPU per event (µs)")).isEqualTo("| burst CPU per event (µs) | 6.00 | 8.00 | 1.33 | "
+                + "≤ 1.10 | **no** |");
+        assertThat(line(md, "| CPU at idle (millicores) | 1.50 | 3.00 |")).contains("| 2.00 |");
+        assertThat(md).contains("with `--with-trace`, *sidecar-trace*");
+    }
+
+    @Test
+    void theTraceTargetIsTheShippedConfigurationWithTheRecorderOnAndItStarts() throws Exception {
+        Path dir = root.resolve("traces");
+        java.util.Map<String, String> trace = Bench.trace(dir);
+        assertThat(trace).containsAllEntriesOf(Bench.SHIPPED).containsEntry("sidecar.trace.enabled", "true")
+                .containsEntry("sidecar.trace.dir", dir.toString()).doesNotContainKey("sidecar.trace.secret");
+        java.util.Map<String, String> withSecret = new java.util.HashMap<>(trace);
+        withSecret.put("sidecar.trace.secret", Bench.TRACE_SECRET); // what SIDECAR_TRACE_SECRET gives it
+        var telemetry = new dev.llmsidecar.app.SidecarTelemetry(new io.prometheus.metrics.model.registry.PrometheusRegistry(),
+                dev.llmsidecar.support.TestConfigs.sidecar("http://127.0.0.1:1", withSecret), System::nanoTime);
+        try {
+            assertThat(telemetry.trace()).isNotNull();
+            assertThat(telemetry.trace().dir()).isEqualTo(dir.toAbsolutePath().normalize());
+        } finally {
+            telemetry.close();
+        }
+    }
+
     @Test
     void resultsOfAnOlderRunStillRender() throws Exception {
         JsonObject r = results();

@@ -1,0 +1,434 @@
+package dev.llmsidecar.trace;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import dev.llmsidecar.config.SidecarConfig;
+import dev.llmsidecar.measure.ExchangeFollower;
+import dev.llmsidecar.metrics.Recorders;
+import dev.llmsidecar.observe.RequestBytes;
+import dev.llmsidecar.observe.RequestHead;
+import dev.llmsidecar.timeline.RequestResult;
+import dev.llmsidecar.timeline.TokenCountSource;
+import dev.llmsidecar.wire.LlmOperation;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
+
+/**
+ * The trace recorder (sidecar.trace.*, docs/capacity-guide.md): one JSONL record per LLM request, with Mooncake's
+ * fields as AIPerf reads them (docs/sweep.md, "Trace format"), in the rotating files of {@link TraceFiles}.
+ *
+ * <p><b>On the event loop</b> it only takes what it needs: at arrival the wall-clock time, the window it belongs to
+ * and the session header's value; a copy of the request body (at most sidecar.trace.max-body-bytes) when it was read
+ * whole; the labels and result at the end. The body and the record each go into one bounded queue; a full queue
+ * (sidecar.trace.queue-capacity tasks, or sidecar.trace.queue-bytes of bodies) drops the request's record and counts
+ * it ({@code llm_sidecar_trace_records_dropped_total{reason="queue_full"}}): the data path never waits.
+ *
+ * <p><b>On its own thread</b> (one, {@code llm-sidecar-trace}) it canonicalises the prompt ({@link Canonical}), hashes
+ * it into block ids ({@link BlockHasher}), writes the record and rotates the files. It wakes every
+ * {@value #IDLE_MILLIS} ms when there is nothing to do; producers never signal it.
+ *
+ * <p>Nothing of a prompt or a response reaches a file or a log: only lengths, keyed hashes, labels and timings. The
+ * secret is never logged or written.
+ */
+public final class TraceRecorder implements ExchangeFollower, AutoCloseable {
+
+    static final long IDLE_MILLIS = 20;
+    /** The shortest secret accepted, in bytes. */
+    static final int MIN_SECRET_BYTES = 16;
+    /** Tokens per hash id (Mooncake's block, AIPerf's default --isl-block-size). */
+    static final int BLOCK_TOKENS = 512;
+    /** Formats whose token counts are a usage object (or llama.cpp's timings in an OpenAI stream). */
+    private static final Set<String> USAGE_FORMATS = Set.of("openai_chat", "openai_completions", "openai_responses",
+            "openai_embeddings", "anthropic_messages");
+
+    private final Path dir;
+    private final String sessionHeader;
+    private final int maxBodyBytes;
+    private final long queueBytesLimit;
+    private final double bytesPerToken;
+    private final ArrayBlockingQueue<Task> queue;
+    private final AtomicLong queuedBytes = new AtomicLong();
+    private final TraceFiles files;
+    private final TraceStats stats;
+    private final BlockHasher hasher;
+    private final JsonFactory json = new JsonFactory();
+    private final ByteArrayOutputStream line = new ByteArrayOutputStream(1024);
+    private final Thread worker;
+    private volatile boolean stopping;
+
+    /** Something the recorder's thread does: hash a body, write a record. */
+    private interface Task {
+        void run(TraceRecorder r);
+
+        /** Body bytes it holds (counted against sidecar.trace.queue-bytes). */
+        default int heldBytes() {
+            return 0;
+        }
+    }
+
+    private TraceRecorder(SidecarConfig.Trace config, byte[] secret, Recorders recorders, LongSupplier nanoClock)
+            throws IOException {
+        this.dir = Path.of(config.dir()).toAbsolutePath().normalize();
+        this.sessionHeader = config.sessionHeader().filter(h -> !h.isBlank()).map(String::trim).orElse(null);
+        this.maxBodyBytes = config.maxBodyBytes();
+        this.queueBytesLimit = config.queueBytes();
+        this.bytesPerToken = config.blockBytes() / (double) BLOCK_TOKENS;
+        this.queue = new ArrayBlockingQueue<>(config.queueCapacity());
+        this.hasher = new BlockHasher(secret, config.blockBytes());
+        TraceFiles[] filesRef = new TraceFiles[1];
+        this.stats = new TraceStats(recorders, () -> filesRef[0] == null ? 0 : filesRef[0].openBytes(),
+                () -> filesRef[0] == null ? 0 : filesRef[0].closedBytes());
+        this.files = new TraceFiles(dir, config.maxFileBytes(), config.maxFileAge().toNanos(), config.maxFiles(),
+                stats, nanoClock);
+        filesRef[0] = files;
+        this.worker = new Thread(this::work, "llm-sidecar-trace");
+        worker.setDaemon(true);
+    }
+
+    /**
+     * Starts recording as configured: checks the settings (a message names the property, never the secret's value),
+     * creates the directory, closes files a crash left open, starts the recorder's thread.
+     */
+    public static TraceRecorder start(SidecarConfig.Trace config, Recorders recorders, LongSupplier nanoClock) {
+        byte[] secret = check(config);
+        TraceRecorder r;
+        try {
+            r = new TraceRecorder(config, secret, recorders, nanoClock);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("sidecar.trace.dir " + config.dir() + " cannot hold the trace files: "
+                    + e, e);
+        }
+        r.worker.start();
+        return r;
+    }
+
+    /** The secret's bytes, once every setting was checked; a message names the property, never the secret. */
+    static byte[] check(SidecarConfig.Trace config) {
+        String secret = config.secret().orElse("");
+        if (secret.isBlank()) {
+            throw new IllegalArgumentException("sidecar.trace.enabled=true needs sidecar.trace.secret (env "
+                    + "SIDECAR_TRACE_SECRET): the key of the hash ids, at least " + MIN_SECRET_BYTES + " bytes, the "
+                    + "same on every replica (e.g. openssl rand -hex 32, kept in a Secret); the recorder does not start "
+                    + "without it");
+        }
+        byte[] bytes = secret.getBytes(StandardCharsets.UTF_8);
+        if (bytes.length < MIN_SECRET_BYTES) {
+            throw new IllegalArgumentException("sidecar.trace.secret is shorter than " + MIN_SECRET_BYTES + " bytes: "
+                    + "a short key can be guessed (e.g. openssl rand -hex 32)");
+        }
+        positive("sidecar.trace.max-file-bytes", config.maxFileBytes());
+        positive("sidecar.trace.max-files", config.maxFiles());
+        positive("sidecar.trace.queue-capacity", config.queueCapacity());
+        positive("sidecar.trace.block-bytes", config.blockBytes());
+        positive("sidecar.trace.max-file-age", config.maxFileAge().toMillis());
+        if (config.maxBodyBytes() < 0 || config.queueBytes() < config.maxBodyBytes()) {
+            throw new IllegalArgumentException("sidecar.trace.queue-bytes (" + config.queueBytes() + ") must be at "
+                    + "least sidecar.trace.max-body-bytes (" + config.maxBodyBytes() + "), which must be >= 0");
+        }
+        return bytes;
+    }
+
+    private static void positive(String property, long value) {
+        if (value <= 0) {
+            throw new IllegalArgumentException(property + " must be positive: " + value);
+        }
+    }
+
+    /** The directory of the files (what the management endpoint serves the closed ones of). */
+    public Path dir() {
+        return dir;
+    }
+
+    // ---------------------------------------------------------------------------------------------- event loops
+
+    @Override
+    public Followed started(RequestHead head, LlmOperation operation, long receivedNanos) {
+        long arrivalMs = System.currentTimeMillis();
+        String session = sessionHeader == null ? null : head.header(sessionHeader);
+        return new Traced(this, files.enter(arrivalMs), arrivalMs, operation, session);
+    }
+
+    /** Takes {@code bytes} of the queue's body budget; false when it is spent. */
+    private boolean reserve(int bytes) {
+        if (queuedBytes.addAndGet(bytes) > queueBytesLimit) {
+            queuedBytes.addAndGet(-bytes);
+            return false;
+        }
+        return true;
+    }
+
+    private boolean offer(Task t) {
+        return !stopping && queue.offer(t);
+    }
+
+    private TraceStats.Drop refusal() {
+        return stopping ? TraceStats.Drop.SHUTDOWN : TraceStats.Drop.QUEUE_FULL;
+    }
+
+    /** One followed request: what the loop took, and what the recorder's thread adds. */
+    private static final class Traced implements Followed, Task {
+        final TraceRecorder recorder;
+        final TraceFiles.Generation generation;
+        final long arrivalMs;
+        final LlmOperation operation;
+        final String sessionValue;
+        // the event loop's, read by the recorder's thread after the queue hands it over
+        TraceStats.Drop bodyDropped;
+        int bodyLength = -1;
+        String model;
+        String tenant;
+        String sloClass;
+        RequestResult result;
+        // the recorder's thread's (set by the body's task, which the queue runs first)
+        BlockHasher.Chain chain;
+        int canonicalBytes = -1;
+
+        Traced(TraceRecorder recorder, TraceFiles.Generation generation, long arrivalMs, LlmOperation operation,
+                String sessionValue) {
+            this.recorder = recorder;
+            this.generation = generation;
+            this.arrivalMs = arrivalMs;
+            this.operation = operation;
+            this.sessionValue = sessionValue;
+        }
+
+        @Override
+        public void requestBody(RequestBytes body, String model) {
+            bodyLength = body.length();
+            int n = Math.min(bodyLength, recorder.maxBodyBytes);
+            if (!recorder.reserve(n)) {
+                bodyDropped = recorder.refusal();
+                return;
+            }
+            byte[] copy = new byte[n];
+            body.copyTo(copy, n);
+            if (!recorder.offer(new Body(this, copy, model, n == bodyLength))) {
+                recorder.queuedBytes.addAndGet(-n);
+                bodyDropped = recorder.refusal();
+            }
+        }
+
+        @Override
+        public void finished(String model, String tenant, String sloClass, RequestResult result) {
+            if (bodyDropped != null) {
+                recorder.stats.dropped(bodyDropped);
+                generation.leave();
+                return;
+            }
+            this.model = model;
+            this.tenant = tenant;
+            this.sloClass = sloClass;
+            this.result = result;
+            if (!recorder.offer(this)) {
+                recorder.stats.dropped(recorder.refusal());
+                generation.leave();
+            }
+        }
+
+        @Override
+        public void run(TraceRecorder r) {
+            try {
+                r.write(this);
+            } finally {
+                generation.leave();
+            }
+        }
+    }
+
+    /** A request body to canonicalise and hash. */
+    private record Body(Traced traced, byte[] body, String model, boolean whole) implements Task {
+        @Override
+        public void run(TraceRecorder r) {
+            Canonical.Bytes canonical = Canonical.of(r.json, traced.operation.path(), body, body.length);
+            traced.canonicalBytes = canonical.length();
+            traced.chain = r.hasher.chain(traced.operation.path() + "\0" + model, canonical.array(),
+                    canonical.length(), whole);
+        }
+
+        @Override
+        public int heldBytes() {
+            return body.length;
+        }
+    }
+
+    // --------------------------------------------------------------------------------------- the recorder's thread
+
+    private void work() {
+        while (true) {
+            Task t = queue.poll();
+            if (t == null) {
+                files.idle();
+                if (stopping && queue.isEmpty()) {
+                    break;
+                }
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(IDLE_MILLIS));
+                continue;
+            }
+            queuedBytes.addAndGet(-t.heldBytes());
+            try {
+                t.run(this);
+            } catch (RuntimeException e) {
+                // a bug must not stop the recorder: that record is lost (and counted), a body is left unhashed
+                if (t instanceof Traced) {
+                    stats.dropped(TraceStats.Drop.WRITE_FAILED);
+                }
+            }
+        }
+        files.closeAll();
+    }
+
+    /** Writes one request's record into the file of the window it arrived in. */
+    private void write(Traced t) {
+        long base;
+        try {
+            base = files.base(t.generation);
+        } catch (IOException e) {
+            stats.dropped(TraceStats.Drop.WRITE_FAILED);
+            return;
+        }
+        if (base < 0) {
+            stats.dropped(TraceStats.Drop.LATE);
+            return;
+        }
+        RequestResult r = t.result;
+        String countSource = USAGE_FORMATS.contains(t.operation.format().name()) ? "usage" : "format";
+        long input;
+        String inputSource;
+        if (r.promptTokens() > 0) {
+            input = r.promptTokens();
+            inputSource = countSource;
+        } else {
+            long bytes = t.canonicalBytes >= 0 ? t.canonicalBytes : Math.max(0, t.bodyLength);
+            input = Math.max(1, (long) Math.ceil(bytes / bytesPerToken));
+            inputSource = "estimate";
+        }
+        input = Math.min(input, Integer.MAX_VALUE);
+        String outputSource = r.outputTokenSource() == TokenCountSource.USAGE ? countSource : "estimate";
+        long[] ids = hasher.ids(t.chain, (int) ((input + BLOCK_TOKENS - 1) / BLOCK_TOKENS));
+        try {
+            line.reset();
+            try (JsonGenerator g = json.createGenerator(line)) {
+                g.writeStartObject();
+                g.writeNumberField("timestamp", Math.max(0, t.arrivalMs - base));
+                g.writeNumberField("input_length", input);
+                g.writeNumberField("output_length", Math.max(0, r.outputTokens()));
+                g.writeArrayFieldStart("hash_ids");
+                for (long id : ids) {
+                    g.writeNumber(id);
+                }
+                g.writeEndArray();
+                if (t.sessionValue != null && !t.sessionValue.isEmpty()) {
+                    g.writeStringField("session_id", hasher.session(t.sessionValue));
+                }
+                g.writeNumberField("arrival_unix_ms", t.arrivalMs);
+                g.writeStringField("model", t.model);
+                g.writeStringField("operation", t.operation.label());
+                g.writeStringField("slo_class", t.sloClass);
+                if (t.tenant != null && !t.tenant.isEmpty()) {
+                    g.writeStringField("tenant", t.tenant);
+                }
+                g.writeStringField("outcome", r.outcome().label());
+                millis(g, "ttft_ms", r.ttftNanos());
+                millis(g, "tpot_ms", r.tpotNanos());
+                millis(g, "e2e_ms", r.e2eNanos());
+                g.writeStringField("input_length_source", inputSource);
+                g.writeStringField("output_length_source", outputSource);
+                g.writeEndObject();
+            }
+            line.write('\n');
+            files.append(t.generation, line.toByteArray(), line.size());
+        } catch (IOException e) {
+            stats.dropped(TraceStats.Drop.WRITE_FAILED);
+            return;
+        }
+        stats.recorded();
+        if ("usage".equals(inputSource) && t.chain != null && t.chain.whole() && t.canonicalBytes > 0) {
+            stats.prompt(t.canonicalBytes, input);
+        }
+    }
+
+    /** A duration as milliseconds with three decimals; left out when it did not happen (negative). */
+    private static void millis(JsonGenerator g, String field, long nanos) throws IOException {
+        if (nanos < 0) {
+            return;
+        }
+        g.writeFieldName(field);
+        g.writeNumber(millisText(nanos));
+    }
+
+    /** Nanoseconds (not negative) as milliseconds with three decimals: 1 050 000 is "1.050". */
+    static String millisText(long nanos) {
+        long micros = Math.round(nanos / 1000.0);
+        int fraction = (int) (micros % 1000);
+        return micros / 1000 + (fraction < 10 ? ".00" : fraction < 100 ? ".0" : ".") + fraction;
+    }
+
+    /**
+     * Stops recording: what is queued is written, every file is closed (renamed to its final name); requests ending
+     * later are dropped ({@code shutdown}). Waits up to 10 s.
+     */
+    @Override
+    public void close() {
+        stopping = true;
+        LockSupport.unpark(worker);
+        try {
+            worker.join(10_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * For tests: holds the recorder's thread (it takes a task that waits) until the returned latch is counted down,
+     * so the queue fills as it would behind a slow disk.
+     */
+    java.util.concurrent.CountDownLatch hold() throws InterruptedException {
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(1);
+        Task wait = r -> {
+            holding.countDown();
+            try {
+                release.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        };
+        if (!queue.offer(wait) || !holding.await(10, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("the recorder's thread did not take the holding task");
+        }
+        return release;
+    }
+
+    /**
+     * Waits (up to 10 s) until the recorder's thread has handled everything queued before this call and written it
+     * to its files (flushed, not closed); false when it did not come round in time.
+     */
+    public boolean sync() {
+        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        Task flush = r -> {
+            r.files.idle();
+            done.countDown();
+        };
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!queue.offer(flush)) {
+            if (System.nanoTime() > deadline || stopping) {
+                return false;
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+        }
+        try {
+            return done.await(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+}

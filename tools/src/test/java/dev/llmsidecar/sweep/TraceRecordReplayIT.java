@@ -1,0 +1,417 @@
+package dev.llmsidecar.sweep;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.llmsidecar.sim.EngineBehaviour;
+import dev.llmsidecar.sim.SimulatedEngine;
+import dev.llmsidecar.testkit.Processes;
+import dev.llmsidecar.trace.TraceFiles;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The trace recorder as users run it: the packaged jar (sidecar.trace.* on), its files fetched from the management
+ * port, merged with bin/trace-merge's code and replayed with bin/sweep's ({@code --trace}) through another packaged
+ * sidecar in front of a fresh llama-server (4 slots and their prompt cache; random weights on a real tokenizer,
+ * ../shared/reference/real-engine.md).
+ *
+ * <p>{@link #aRecordedTraceReplaysWithItsLengthsArrivalsAndPrefixCacheHits}: traffic with known prefix sharing (four
+ * system prompts of 1024 one-token words, each request one of them and a user message of its own, Poisson arrivals)
+ * recorded through sidecar A in front of llama-server A; the replay of the recording, recorded again through sidecar
+ * B in front of llama-server B, must give the original's input and output length medians and p90s and its median
+ * inter-arrival time within 5 %, and llama-server's prefix-cache hit ratio (cached ÷ all prompt tokens, from its own
+ * counters) within 5 points of the recording run's.
+ *
+ * <p>{@link #theManagementPortServesClosedFilesOnly} and {@link #withoutASecretTheSidecarDoesNotStart} need no
+ * engine of their own (the simulated one, none).
+ */
+class TraceRecordReplayIT {
+
+    static final String SECRET = "trace-record-replay-it-secret-0123";
+    /** Five-letter English words, each one token of the llama SPM vocabulary (checked with /tokenize below). */
+    static final List<String> WORDS = List.of(("about after again where which there their other would could water "
+            + "think these those every first found great house large later light might never often place right "
+            + "small sound still study thing three under until while world write years young").split(" "));
+    static final int SYSTEM_WORDS = 1024;
+    static final int REQUESTS = 150;
+    static final double MEAN_GAP_MS = 300;
+    static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    static Path out(String name) throws Exception {
+        Path p = Path.of("target/trace-it", name).toAbsolutePath();
+        if (Files.exists(p)) {
+            try (Stream<Path> old = Files.walk(p)) {
+                for (Path f : old.sorted(Comparator.reverseOrder()).toList()) {
+                    Files.delete(f);
+                }
+            }
+        }
+        return Files.createDirectories(p);
+    }
+
+    static HttpResponse<String> get(String url) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** llama-server's prompt token counters: [processed, taken from the prefix cache]. */
+    static double[] promptCounters(int enginePort) throws Exception {
+        double processed = 0;
+        double cached = 0;
+        for (String line : get("http://127.0.0.1:" + enginePort + "/metrics").body().split("\n")) {
+            if (line.startsWith("llamacpp:prompt_tokens_total ")) {
+                processed = Double.parseDouble(line.substring(line.indexOf(' ') + 1).trim());
+            } else if (line.startsWith("llamacpp:prompt_tokens_cached_total ")) {
+                cached = Double.parseDouble(line.substring(line.indexOf(' ') + 1).trim());
+            }
+        }
+        return new double[] {processed, cached};
+    }
+
+    static double hitRatio(double[] before, double[] after) {
+        double processed = after[0] - before[0];
+        double cached = after[1] - before[1];
+        return cached / (processed + cached);
+    }
+
+    static int tokens(int enginePort, String text) throws Exception {
+        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + enginePort
+                + "/tokenize")).POST(HttpRequest.BodyPublishers.ofString(new JsonObject().put("content", text)
+                        .encode())).build(), HttpResponse.BodyHandlers.ofString());
+        return new JsonObject(r.body()).getJsonArray("tokens").size();
+    }
+
+    /** The p-quantile by the nearest rank. */
+    static double quantile(double[] values, double p) {
+        double[] v = values.clone();
+        Arrays.sort(v);
+        return v[Math.max(0, (int) Math.ceil(p * v.length) - 1)];
+    }
+
+    static double[] field(List<JsonObject> records, String name) {
+        return records.stream().mapToDouble(r -> r.getDouble(name)).toArray();
+    }
+
+    static double[] gaps(List<JsonObject> byArrival) {
+        double[] g = new double[byArrival.size() - 1];
+        for (int i = 1; i < byArrival.size(); i++) {
+            g[i - 1] = byArrival.get(i).getLong("arrival_unix_ms") - byArrival.get(i - 1).getLong("arrival_unix_ms");
+        }
+        return g;
+    }
+
+    static List<JsonObject> records(List<Path> files) throws Exception {
+        List<JsonObject> out = new ArrayList<>();
+        for (Path p : files) {
+            for (String line : Files.readAllLines(p, StandardCharsets.UTF_8)) {
+                if (!line.isBlank()) {
+                    out.add(new JsonObject(line));
+                }
+            }
+        }
+        out.sort(Comparator.comparingLong(r -> r.getLong("arrival_unix_ms")));
+        return out;
+    }
+
+    static Processes.Sidecar tracingSidecar(int enginePort, Path dir, Map<String, String> more) throws Exception {
+        Map<String, String> props = new HashMap<>(Map.of("sidecar.trace.enabled", "true",
+                "sidecar.trace.dir", dir.toString()));
+        props.putAll(more);
+        return Processes.Sidecar.launch(Processes.required("sidecar.jar"))
+                .upstream("http://127.0.0.1:" + enginePort).env("SIDECAR_ENGINE_SCRAPE_INTERVAL", "PT0.5S")
+                .env("SIDECAR_TRACE_SECRET", SECRET).properties(props).start();
+    }
+
+    /** Downloads every closed file /q/traces lists into {@code into}; returns them. */
+    static List<Path> fetch(Processes.Sidecar sidecar, Path into) throws Exception {
+        String base = "http://127.0.0.1:" + sidecar.managementPort + "/q/traces";
+        JsonArray files = new JsonObject(get(base).body()).getJsonArray("files");
+        List<Path> out = new ArrayList<>();
+        for (int i = 0; i < files.size(); i++) {
+            String name = files.getJsonObject(i).getString("name");
+            HttpResponse<String> r = get(base + "/" + name);
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(r.body().length()).isEqualTo(files.getJsonObject(i).getLong("bytes").intValue());
+            out.add(Files.writeString(into.resolve(name), r.body()));
+        }
+        return out;
+    }
+
+    /** Waits until the sidecar has no trace file open and its closed files hold {@code records} lines. */
+    static void awaitClosed(Processes.Sidecar sidecar, Path dir, int records) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline) {
+            long lines = 0;
+            for (Path p : TraceFiles.closed(dir)) {
+                lines += Files.readAllLines(p).size();
+            }
+            boolean open;
+            try (Stream<Path> files = Files.list(dir)) {
+                open = files.anyMatch(p -> p.getFileName().toString().endsWith(".open"));
+            }
+            if (lines >= records && !open) {
+                return;
+            }
+            Thread.sleep(200);
+        }
+        throw new AssertionError("the trace files of " + dir + " did not close with " + records + " records");
+    }
+
+    @Test
+    void aRecordedTraceReplaysWithItsLengthsArrivalsAndPrefixCacheHits() throws Exception {
+        Path recordedDir = out("recorded");
+        Path fetchedDir = out("fetched");
+        Path replayDir = out("replayed");
+        Random random = new Random(37);
+        String[] systems = new String[4];
+        for (int s = 0; s < systems.length; s++) {
+            StringBuilder b = new StringBuilder();
+            for (int w = 0; w < SYSTEM_WORDS; w++) {
+                b.append(w == 0 ? "" : " ").append(WORDS.get(random.nextInt(WORDS.size())));
+            }
+            systems[s] = b.toString();
+        }
+        // 6 bytes a token in these prompts (5 letters and a space, one token each): 512 tokens are 3072 bytes; the
+        // canonical prompt's first two blocks lie inside the system prompt (19 bytes of "messages:[{content:", then
+        // its 6143), the third starts in its last words and takes the user's: blocks shared exactly where the
+        // prefix is, as Mooncake's 512-token blocks would be
+        String blockBytes = "3072";
+
+        int enginePort = Processes.freePort();
+        double hitA;
+        List<JsonObject> recorded;
+        Path merged = fetchedDir.resolve("day.jsonl");
+        try (Processes.Running engine = Processes.llamaServer(enginePort);
+                Processes.Sidecar sidecar = tracingSidecar(enginePort, recordedDir, Map.of(
+                        "sidecar.trace.block-bytes", blockBytes, "sidecar.trace.max-file-age", "PT5S"))) {
+            for (String s : systems) {
+                assertThat(tokens(enginePort, s)).as("one token a word").isEqualTo(SYSTEM_WORDS);
+            }
+            sidecar.awaitReady(Duration.ofSeconds(30));
+            double[] before = promptCounters(enginePort);
+            List<CompletableFuture<HttpResponse<String>>> sent = new ArrayList<>();
+            long start = System.nanoTime();
+            double at = 0;
+            for (int i = 0; i < REQUESTS; i++) {
+                at += -Math.log(1 - random.nextDouble()) * MEAN_GAP_MS;
+                int userWords = (int) Math.max(100, Math.min(700, Math.round(Math.exp(5.6 + 0.45
+                        * random.nextGaussian()))));
+                StringBuilder user = new StringBuilder();
+                for (int w = 0; w < userWords; w++) {
+                    user.append(w == 0 ? "" : " ").append(WORDS.get(random.nextInt(WORDS.size())));
+                }
+                JsonObject body = new JsonObject().put("model", "tiny").put("stream", true).put("temperature", 0)
+                        .put("ignore_eos", true).put("max_tokens", 16 + random.nextInt(49))
+                        .put("messages", new JsonArray()
+                                .add(new JsonObject().put("role", "system").put("content",
+                                        systems[random.nextInt(systems.length)]))
+                                .add(new JsonObject().put("role", "user").put("content", user.toString())));
+                long wait = start + (long) (at * 1e6) - System.nanoTime();
+                if (wait > 0) {
+                    TimeUnit.NANOSECONDS.sleep(wait);
+                }
+                sent.add(HTTP.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + sidecar.proxyPort
+                        + "/v1/chat/completions")).header("content-type", "application/json")
+                        .timeout(Duration.ofSeconds(60)).POST(HttpRequest.BodyPublishers.ofString(body.encode()))
+                        .build(), HttpResponse.BodyHandlers.ofString()));
+            }
+            for (CompletableFuture<HttpResponse<String>> f : sent) {
+                HttpResponse<String> r = f.get(120, TimeUnit.SECONDS);
+                assertThat(r.statusCode()).isEqualTo(200);
+                assertThat(r.body()).contains("[DONE]");
+            }
+            hitA = hitRatio(before, promptCounters(enginePort));
+            // the last file closes at its age (5 s) once its requests ended: then the management port serves it
+            awaitClosed(sidecar, recordedDir, REQUESTS);
+            List<Path> fetched = fetch(sidecar, fetchedDir);
+            assertThat(fetched).as("a file every 5 s of arrivals").hasSizeGreaterThan(3);
+            String metrics = sidecar.metrics();
+            assertThat(metrics).contains("llm_sidecar_trace_records_total " + REQUESTS + ".0",
+                    "llm_sidecar_trace_records_dropped_total{reason=\"queue_full\"} 0.0");
+            // the prompts' bytes per token, as the docs tell operators to read it for block-bytes: 6 here
+            double bytes = metricValue(metrics, "llm_sidecar_trace_prompt_bytes_total");
+            double promptTokens = metricValue(metrics, "llm_sidecar_trace_prompt_tokens_total");
+            assertThat(bytes / promptTokens).isBetween(5.5, 6.2);
+            assertThat(sidecar.running.lines).noneMatch(l -> l.contains(SECRET));
+
+            // bin/trace-merge of the fetched files: one trace in arrival order
+            List<String> args = new ArrayList<>(List.of("-o", merged.toString()));
+            fetched.forEach(p -> args.add(p.toString()));
+            assertThat(traceMerge(args)).isZero();
+            recorded = records(List.of(merged));
+            assertThat(recorded).hasSize(REQUESTS);
+        }
+
+        // the replay: bin/sweep --trace day.jsonl at speed-up 1 through sidecar B in front of a fresh llama-server B
+        int enginePortB = Processes.freePort();
+        double hitB;
+        long span = recorded.get(REQUESTS - 1).getLong("timestamp");
+        Vertx vertx = Vertx.vertx();
+        try (Processes.Running engine = Processes.llamaServer(enginePortB);
+                Processes.Sidecar sidecar = tracingSidecar(enginePortB, replayDir, Map.of(
+                        "sidecar.trace.block-bytes", blockBytes))) {
+            sidecar.awaitReady(Duration.ofSeconds(30));
+            SweepOptions o = SweepOptions.parse("--url", "http://127.0.0.1:" + sidecar.proxyPort, "--metrics-url",
+                    "http://127.0.0.1:" + sidecar.managementPort, "--model", "tiny", "--trace", merged.toString(),
+                    "--speedup", "1", "--warmup-seconds", "0", "--step-seconds",
+                    Long.toString(span / 1000 + 30), "--drain-seconds", "60", "--quiet",
+                    "--out", out("sweep").toString());
+            double[] before = promptCounters(enginePortB);
+            SweepResult result = Sweep.run(o, vertx, System.err);
+            hitB = hitRatio(before, promptCounters(enginePortB));
+            assertThat(result.steps()).hasSize(1);
+            assertThat(result.steps().get(0).client().errorCount()).isZero();
+        } finally {
+            vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        }
+        // sidecar B is stopped: its files are closed; the last REQUESTS records are the replay's (before them: the
+        // sweep's check request and its two calibration probes)
+        List<JsonObject> all = records(TraceFiles.closed(replayDir));
+        assertThat(all.size()).isBetween(REQUESTS, REQUESTS + 5);
+        List<JsonObject> replayed = all.subList(all.size() - REQUESTS, all.size());
+
+        double[] inA = field(recorded, "input_length");
+        double[] inB = field(replayed, "input_length");
+        double[] outA = field(recorded, "output_length");
+        double[] outB = field(replayed, "output_length");
+        double gapA = quantile(gaps(recorded), 0.5);
+        double gapB = quantile(gaps(replayed), 0.5);
+        System.out.printf(Locale.ROOT, "TraceRecordReplayIT: %d requests over %.1f s; input p50 %.0f / %.0f, p90 %.0f "
+                + "/ %.0f tokens; output p50 %.0f / %.0f, p90 %.0f / %.0f; inter-arrival p50 %.0f / %.0f ms; prefix-cache "
+                + "hit ratio %.3f / %.3f (recorded / replayed)%n", REQUESTS, span / 1000.0, quantile(inA, 0.5),
+                quantile(inB, 0.5), quantile(inA, 0.9), quantile(inB, 0.9), quantile(outA, 0.5), quantile(outB, 0.5),
+                quantile(outA, 0.9), quantile(outB, 0.9), gapA, gapB, hitA, hitB);
+        assertThat(quantile(inB, 0.5)).isCloseTo(quantile(inA, 0.5), withinPercent(5));
+        assertThat(quantile(inB, 0.9)).isCloseTo(quantile(inA, 0.9), withinPercent(5));
+        assertThat(quantile(outB, 0.5)).isCloseTo(quantile(outA, 0.5), withinPercent(5));
+        assertThat(quantile(outB, 0.9)).isCloseTo(quantile(outA, 0.9), withinPercent(5));
+        assertThat(gapB).isCloseTo(gapA, withinPercent(5));
+        assertThat(hitA).as("the recording run's hit ratio: the shared system prompts").isBetween(0.4, 0.9);
+        assertThat(hitB).as("the replay's hit ratio").isCloseTo(hitA, org.assertj.core.api.Assertions.within(0.05));
+    }
+
+    static org.assertj.core.data.Percentage withinPercent(double p) {
+        return org.assertj.core.data.Percentage.withPercentage(p);
+    }
+
+    static double metricValue(String exposition, String name) {
+        for (String line : exposition.split("\n")) {
+            if (line.startsWith(name + " ")) {
+                return Double.parseDouble(line.substring(name.length() + 1).trim());
+            }
+        }
+        throw new AssertionError(name + " not in the scrape");
+    }
+
+    /** bin/trace-merge, in this JVM. */
+    static int traceMerge(List<String> args) {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int status = TraceMerge.run(args.toArray(String[]::new), new PrintStream(new ByteArrayOutputStream()),
+                new PrintStream(err));
+        System.err.print(err);
+        return status;
+    }
+
+    @Test
+    void theManagementPortServesClosedFilesOnly() throws Exception {
+        Path dir = out("served");
+        Vertx vertx = Vertx.vertx();
+        try {
+            SimulatedEngine engine = new SimulatedEngine(vertx, EngineBehaviour.defaults()
+                    .withTiming(Duration.ofMillis(2), Duration.ofMillis(1)).withOutputTokens(4));
+            int port = engine.start("127.0.0.1", 0).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            try (Processes.Sidecar sidecar = tracingSidecar(port, dir, Map.of("sidecar.trace.max-file-bytes", "1500",
+                    "sidecar.trace.session-header", "x-session"))) {
+                sidecar.awaitReady(Duration.ofSeconds(30));
+                for (int i = 0; i < 20; i++) {
+                    HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                            + sidecar.proxyPort + "/v1/chat/completions")).header("content-type", "application/json")
+                            .header("x-session", "s" + i % 3).POST(HttpRequest.BodyPublishers.ofString(
+                                    "{\"model\":\"sim-llama-8b\",\"messages\":[{\"role\":\"user\",\"content\":\"q" + i
+                                            + "\"}]}")).build(), HttpResponse.BodyHandlers.ofString());
+                    assertThat(r.statusCode()).isEqualTo(200);
+                }
+                String base = "http://127.0.0.1:" + sidecar.managementPort + "/q/traces";
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (TraceFiles.closed(dir).size() < 2 && System.nanoTime() < deadline) {
+                    Thread.sleep(50);
+                }
+                JsonArray listed = new JsonObject(get(base).body()).getJsonArray("files");
+                assertThat(listed.size()).isGreaterThanOrEqualTo(2);
+                List<String> names = new ArrayList<>();
+                for (int i = 0; i < listed.size(); i++) {
+                    names.add(listed.getJsonObject(i).getString("name"));
+                }
+                assertThat(names).allMatch(n -> TraceFiles.CLOSED_NAME.matcher(n).matches());
+                assertThat(get(base + "?format=text").body().split("\n")).containsExactlyElementsOf(names);
+                HttpResponse<String> one = get(base + "/" + names.get(0));
+                assertThat(one.statusCode()).isEqualTo(200);
+                assertThat(one.headers().firstValue("content-type")).hasValue("application/jsonl");
+                assertThat(one.body()).isEqualTo(Files.readString(dir.resolve(names.get(0))));
+                String open;
+                try (Stream<Path> files = Files.list(dir)) {
+                    open = files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".open")).findFirst()
+                            .orElseThrow();
+                }
+                assertThat(names).doesNotContain(open);
+                Files.writeString(dir.getParent().resolve("outside.jsonl"), "secret stuff\n");
+                for (String bad : List.of(open, "..%2Foutside.jsonl", "%2e%2e%2foutside.jsonl",
+                        "..%2F..%2F..%2F..%2Fetc%2Fpasswd", names.get(0) + "%2F..%2F..%2Foutside.jsonl",
+                        "trace-20990101T000000000Z-000001.jsonl")) {
+                    HttpResponse<String> r = get(base + "/" + bad);
+                    assertThat(r.statusCode()).as(bad).isEqualTo(404);
+                    assertThat(r.body()).doesNotContain("secret stuff");
+                }
+                HttpResponse<String> dotted = HTTP.send(HttpRequest.newBuilder(URI.create(base + "/../../outside.jsonl"))
+                        .build(), HttpResponse.BodyHandlers.ofString());
+                assertThat(dotted.body()).doesNotContain("secret stuff");
+                assertThat(sidecar.running.lines).noneMatch(l -> l.contains(SECRET));
+            }
+            // stopped: every file is closed
+            try (Stream<Path> files = Files.list(dir)) {
+                assertThat(files.map(p -> p.getFileName().toString()).toList())
+                        .allMatch(n -> TraceFiles.CLOSED_NAME.matcher(n).matches());
+            }
+        } finally {
+            vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void withoutASecretTheSidecarDoesNotStart() throws Exception {
+        Path dir = out("refused");
+        assertThatThrownBy(() -> Processes.Sidecar.launch(Processes.required("sidecar.jar"))
+                .upstream("http://127.0.0.1:9").properties(Map.of("sidecar.trace.enabled", "true",
+                        "sidecar.trace.dir", dir.toString())).start())
+                .hasMessageContaining("sidecar.trace.secret");
+        String shortSecret = "only-15-bytes!!";
+        assertThatThrownBy(() -> Processes.Sidecar.launch(Processes.required("sidecar.jar"))
+                .upstream("http://127.0.0.1:9").env("SIDECAR_TRACE_SECRET", shortSecret)
+                .properties(Map.of("sidecar.trace.enabled", "true", "sidecar.trace.dir", dir.toString())).start())
+                .hasMessageContaining("sidecar.trace.secret").hasMessageNotContaining(shortSecret);
+    }
+}
