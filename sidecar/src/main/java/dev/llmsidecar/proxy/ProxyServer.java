@@ -188,7 +188,8 @@ public final class ProxyServer {
                 new UpstreamPool(l, this::connect, upstreamSsl, target.host(), target.port(), keepAliveNanos,
                         config.upstream().maxConnections(),
                         () -> exchanges.traffic().count(ProxyEvent.IDLE_CONNECTION_RETIRED),
-                        () -> connectionErrors.record(Peer.UPSTREAM, new java.io.IOException("idle connection failed"))),
+                        () -> connectionErrors.record(Peer.UPSTREAM, new java.io.IOException("idle connection failed")),
+                        () -> exchanges.traffic().count(ProxyEvent.RELAY_FRAMING_ANOMALY)),
                 new LoopTimeouts(l, upstreamIdleNanos)));
     }
 

@@ -11,6 +11,7 @@ import io.netty.handler.codec.http.HttpRequestEncoder;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseDecoder;
 import io.netty.handler.codec.http.HttpStatusClass;
+import io.netty.handler.codec.http.LastHttpContent;
 import java.util.ArrayDeque;
 import java.util.List;
 
@@ -42,6 +43,7 @@ final class UpstreamCodec extends CombinedChannelDuplexHandler<UpstreamCodec.Dec
     void endRelay() {
         Decoder d = inboundHandler();
         d.raw = false;
+        d.inResponse = false;
         d.reset();
     }
 
@@ -58,6 +60,8 @@ final class UpstreamCodec extends CombinedChannelDuplexHandler<UpstreamCodec.Dec
     final class Decoder extends HttpResponseDecoder {
         private boolean raw;
         private boolean tunnel;
+        /** A final response's head was decoded and its end was not yet: its bytes are still to come. */
+        private boolean inResponse;
 
         Decoder(HttpDecoderConfig config) {
             super(config);
@@ -67,6 +71,13 @@ final class UpstreamCodec extends CombinedChannelDuplexHandler<UpstreamCodec.Dec
         public void channelRead(ChannelHandlerContext ctx, Object msg) throws Exception {
             if ((raw || tunnel) && msg instanceof ByteBuf && !internalBuffer().isReadable()) {
                 ctx.fireChannelRead(msg); // the read itself: nothing decoded, nothing copied
+                return;
+            }
+            if (unasked() && msg instanceof ByteBuf && !internalBuffer().isReadable()) {
+                // bytes no request asked for (an idle pooled connection that talks): not buffered as the beginning of
+                // the next response, where they would be read into another client's answer, but handed on as they
+                // are, which the connection refuses by closing
+                ctx.fireChannelRead(msg);
                 return;
             }
             super.channelRead(ctx, msg);
@@ -91,7 +102,27 @@ final class UpstreamCodec extends CombinedChannelDuplexHandler<UpstreamCodec.Dec
                 }
                 return;
             }
+            int before = out.size();
             super.decode(ctx, buffer, out);
+            for (int i = before; i < out.size(); i++) {
+                Object o = out.get(i);
+                if (o instanceof HttpResponse r && r.status().codeClass() != HttpStatusClass.INFORMATIONAL) {
+                    inResponse = true;
+                }
+                if (o instanceof LastHttpContent) {
+                    inResponse = false;
+                }
+            }
+            if (unasked() && buffer.isReadable() && out.size() > before) {
+                // the read held bytes after the response's end: handed on after it, undecoded, so that the
+                // connection closes instead of going back to the pool with them
+                out.add(buffer.readRetainedSlice(buffer.readableBytes()));
+            }
+        }
+
+        /** No request is waiting for its answer and no response is under way: any byte now was not asked for. */
+        private boolean unasked() {
+            return !raw && !tunnel && !inResponse && methods.isEmpty();
         }
 
         @Override

@@ -43,6 +43,9 @@ final class UpstreamConnection extends ChannelInboundHandlerAdapter {
 
         /** Failed while no exchange was using it. */
         void connectionError();
+
+        /** Sent bytes while no exchange was using it (it closes). */
+        void unaskedBytes();
     }
 
     final Channel channel;
@@ -160,6 +163,9 @@ final class UpstreamConnection extends ChannelInboundHandlerAdapter {
         if (l == null || !(msg instanceof HttpObject http)) {
             // nothing expects it (an idle connection that talks, a tunnel): such a connection cannot be trusted again
             ReferenceCountUtil.release(msg);
+            if (l == null && !closed()) {
+                pool.unaskedBytes();
+            }
             close();
             return;
         }

@@ -48,6 +48,7 @@ final class UpstreamPool implements UpstreamConnection.Owner {
     private final int maxConnections;
     private final Runnable onRetired; // the count of idle connections retired
     private final Runnable onConnectionError;
+    private final Runnable onUnaskedBytes;
     private final ArrayDeque<UpstreamConnection> idle = new ArrayDeque<>();
     private final ArrayDeque<Waiter> waiting = new ArrayDeque<>();
     private int open;
@@ -58,7 +59,8 @@ final class UpstreamPool implements UpstreamConnection.Owner {
      * @param maxConnections connections open at most on this loop; more requests wait for one
      */
     UpstreamPool(EventLoop loop, Connector connector, SslContext ssl, String sslHost, int sslPort,
-            long keepAliveNanos, int maxConnections, Runnable onRetired, Runnable onConnectionError) {
+            long keepAliveNanos, int maxConnections, Runnable onRetired, Runnable onConnectionError,
+            Runnable onUnaskedBytes) {
         this.loop = loop;
         this.connector = connector;
         this.ssl = ssl;
@@ -68,6 +70,7 @@ final class UpstreamPool implements UpstreamConnection.Owner {
         this.maxConnections = maxConnections;
         this.onRetired = onRetired;
         this.onConnectionError = onConnectionError;
+        this.onUnaskedBytes = onUnaskedBytes;
     }
 
     /**
@@ -159,6 +162,12 @@ final class UpstreamPool implements UpstreamConnection.Owner {
     @Override
     public void connectionError() {
         onConnectionError.run();
+    }
+
+    /** A connection no request was waiting on sent bytes (it closes): the engine broke the framing of its last answer. */
+    @Override
+    public void unaskedBytes() {
+        onUnaskedBytes.run();
     }
 
     private void serveWaiting() {

@@ -33,7 +33,7 @@ class RawRelayFuzzTest {
 
     private static final String HEAD = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
             + "transfer-encoding: chunked\r\n\r\n";
-    private static final String NEXT_ENTITY = "data: {\"choices\":[{\"delta\":{\"content\":\"next\"}}]}\n\n";
+    static final String NEXT_ENTITY = "data: {\"choices\":[{\"delta\":{\"content\":\"next\"}}]}\n\n";
     private static final String NEXT = HEAD + Integer.toHexString(NEXT_ENTITY.length()) + "\r\n" + NEXT_ENTITY
             + "\r\n0\r\n\r\n";
     private static final String CUT = "CUT";
@@ -112,10 +112,10 @@ class RawRelayFuzzTest {
      * What one exchange did: the client's body bytes, how it ended, whether its upstream connection went back to the
      * pool, the anomalies counted, the token events, and the entity of the next request's answer.
      */
-    private record Outcome(byte[] body, String ended, boolean pooled, long anomalies, int tokenChunks, String next) {
+    record Outcome(byte[] body, String ended, boolean pooled, long anomalies, int tokenChunks, String next) {
     }
 
-    private static Outcome run(byte[] body, ReadSplits splits, boolean rawRelay, boolean cutting, boolean llmRoute) {
+    static Outcome run(byte[] body, ReadSplits splits, boolean rawRelay, boolean cutting, boolean llmRoute) {
         try (EmbeddedProxy proxy = new EmbeddedProxy(cutting ? cutting() : Rewriter.NONE, rawRelay)) {
             String path = llmRoute ? "/v1/chat/completions" : "/other";
             String req = "POST " + path + " HTTP/1.1\r\nhost: s\r\ncontent-type: application/json\r\n"

@@ -20,7 +20,7 @@ final class ReadSplits {
 
     private final int[] lengths;
 
-    private ReadSplits(int[] lengths) {
+    ReadSplits(int[] lengths) {
         this.lengths = lengths;
     }
 

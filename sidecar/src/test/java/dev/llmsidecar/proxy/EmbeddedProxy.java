@@ -85,7 +85,8 @@ public final class EmbeddedProxy implements AutoCloseable {
             EmbeddedChannel upstream = new EmbeddedChannel(init);
             upstreams.add(upstream);
             return upstream.newSucceededFuture();
-        }, null, target.host(), target.port(), TimeUnit.SECONDS.toNanos(60), Integer.getInteger("embedded.pool", 8), () -> { }, () -> { });
+        }, null, target.host(), target.port(), TimeUnit.SECONDS.toNanos(60), 8, () -> { }, () -> { },
+                () -> reported.count(ProxyEvent.RELAY_FRAMING_ANOMALY));
         loop = new LoopResources(pool, new LoopTimeouts(client.eventLoop(), context.upstreamIdleNanos()));
         install(client);
     }
