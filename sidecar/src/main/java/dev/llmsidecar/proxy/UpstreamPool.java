@@ -1,6 +1,7 @@
 package dev.llmsidecar.proxy;
 
 import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
@@ -227,8 +228,15 @@ final class UpstreamPool implements UpstreamConnection.Owner {
         }
     }
 
+    /**
+     * How much each read asks for, one instance for every connection (client and upstream): the allocator is only its
+     * settings, each channel's state is in its own handle, and one per channel was 40 bytes of every open connection.
+     */
+    static final AdaptiveRecvByteBufAllocator READS = new AdaptiveRecvByteBufAllocator();
+
     static Bootstrap options(Bootstrap b, int connectTimeoutMillis) {
         return b.option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.RCVBUF_ALLOCATOR, READS)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMillis)
                 .option(ChannelOption.SO_KEEPALIVE, true);
     }

@@ -175,12 +175,16 @@ class HeldStreamMemoryTest {
 
     static final int PER_STREAM_STREAMS = 400;
     /**
-     * The data path's budget for one open stream: client connection, upstream connection, exchange, decoder.
-     * Measured 3.5 KB in some runs and 6.4-6.7 KB in others (docs/bench/profile.md has the breakdown: the two Netty
-     * channels with their pipelines and HTTP codecs are about 3 KB, the exchange, decoder and timeline under 1 KB;
-     * the runs at 6.5 KB add about 1.2 KB of object arrays and 0.6 KB of byte arrays per stream, which come and go
-     * with what the event loops' buffer and recycler caches hold at that moment). Issue 27's 4 KB holds in the first
-     * kind of run only; the bound is the second kind's with a margin.
+     * The data path's budget for one open stream: client connection, upstream connection, exchange, decoder. The
+     * measure: the live bytes of the JVM's class histogram (a full collection, then every reachable object), with the
+     * streams held through the sidecar less the same streams held directly, per stream; each run's baseline taken once
+     * the threads of what was closed before have ended and every event loop of the proxy has read once. Measured
+     * 6.1 KB on 2026-11-28 (6 121 and 6 135 bytes in two runs of this class): the two Netty channels with their
+     * pipelines and HTTP codecs about 3 KB, the exchange, raw relay, decoder and timeline about 1 KB, the rest byte and
+     * object arrays. Earlier figures (3.5 KB in some runs, 6.4-7.2 KB in others) moved with two fixed costs that fell
+     * inside or outside the measured run by timing: the previous run's upstream threads (their buffer caches) and the
+     * event loops' first buffer caches (about 80 KB a thread). Issue 35 asks for 4 KB; the relay does not reach it
+     * (docs/bench/profile.md), so the bound stays where issue 27's run left it.
      */
     static final long PER_STREAM_BUDGET_BYTES = 7 * 1024;
 
@@ -206,6 +210,7 @@ class HeldStreamMemoryTest {
 
     /** Heap held by {@code n} open streams, through the sidecar on {@code path}, or direct to the upstream (null). */
     static long heapHeldByStreams(String path, String extraHeaders, int n) throws Exception {
+        int threadsAtStart = ManagementFactory.getThreadMXBean().getThreadCount();
         String body = "{\"model\":\"m\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
         byte[] request = ("POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
                 + extraHeaders + "content-length: " + body.length() + "\r\n\r\n" + body)
@@ -215,6 +220,7 @@ class HeldStreamMemoryTest {
             // classes loaded, pools and buffers warm, before the baseline
             assertThat(f.post(f.proxyPort, "/v1/chat/completions", body, Map.of()).status()).isEqualTo(200);
         }
+        awaitThreadsBackTo(threadsAtStart);
         CountDownLatch started = new CountDownLatch(n);
         CountDownLatch release = new CountDownLatch(1);
         List<Socket> clients = new ArrayList<>();
@@ -222,6 +228,9 @@ class HeldStreamMemoryTest {
                 ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(), Map.of(), upstream.url())) {
             f.allowOpenRequestsAtClose(); // the streams are cut when the fixture closes, before the clients do
             int port = path == null ? upstream.server.getLocalPort() : f.proxyPort;
+            if (path != null) {
+                touchEveryEventLoop(f.proxyPort);
+            }
             long before = liveHeapBytes();
             for (int i = 0; i < n; i++) {
                 Socket s = new Socket(InetAddress.getLoopbackAddress(), port);
@@ -241,6 +250,38 @@ class HeldStreamMemoryTest {
             for (Socket s : clients) {
                 s.close();
             }
+            awaitThreadsBackTo(threadsAtStart);
+        }
+    }
+
+    /**
+     * Has each of the proxy's event loops read something (a request line the proxy refuses with 400, on connections
+     * of their own) before the baseline: a thread's first pooled allocation creates its buffer cache (about 80 small
+     * size classes, each with a 256-entry queue: some 80 KB a thread), a fixed cost that would otherwise fall inside
+     * the measured run and count as about 800 bytes per stream.
+     */
+    static void touchEveryEventLoop(int port) throws Exception {
+        for (int i = 0; i < 8; i++) {
+            try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
+                s.setSoTimeout(10_000);
+                s.getOutputStream().write("NOT-HTTP\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
+                byte[] status = new byte[12];
+                assertThat(s.getInputStream().readNBytes(status, 0, 12)).isEqualTo(12);
+                assertThat(new String(status, StandardCharsets.ISO_8859_1)).isEqualTo("HTTP/1.1 400");
+            }
+        }
+    }
+
+    /**
+     * Waits (at most 20 s) until the threads of what was closed have ended. The upstream's threads (one per
+     * connection) end after their sockets close, each holding the JDK's per-thread buffer cache (a 1024-entry
+     * ByteBuffer array); those of one run still alive when the next takes its baseline died during that run and were
+     * subtracted from its figure: the measure varied between 3.5 and 7.2 KB by that alone.
+     */
+    static void awaitThreadsBackTo(int threads) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (ManagementFactory.getThreadMXBean().getThreadCount() > threads && System.nanoTime() < deadline) {
+            Thread.sleep(20);
         }
     }
 
