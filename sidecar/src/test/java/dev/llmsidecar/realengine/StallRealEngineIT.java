@@ -2,8 +2,14 @@ package dev.llmsidecar.realengine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.llmsidecar.ops.OpsTools;
+import dev.llmsidecar.ops.PrometheusServer;
 import dev.llmsidecar.support.Scrape;
 import dev.llmsidecar.testkit.Processes;
+import dev.llmsidecar.testkit.Repo;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -24,7 +30,8 @@ import org.junit.jupiter.api.TestInstance;
 /**
  * A real stall: llama-server frozen mid-stream with SIGSTOP, through the packaged sidecar. Resumed (SIGCONT), the
  * stalled-streams gauge clears and the stream completes; never resumed, the client gives up and the request is
- * counted as ended stalled. The gauge must show within the threshold plus one read of the metrics.
+ * counted as ended stalled. The gauge must show within the threshold plus one read of the metrics, and the shipped
+ * alert LLMSidecarStreamsStalled must go pending in a real Prometheus scraping the sidecar every second.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class StallRealEngineIT {
@@ -36,6 +43,8 @@ class StallRealEngineIT {
 
     Processes.Running engine;
     Processes.Sidecar sidecar;
+    PrometheusServer prometheus;
+    Path promDir;
 
     @BeforeAll
     void start() throws Exception {
@@ -43,11 +52,29 @@ class StallRealEngineIT {
         engine = Processes.llamaServer(port);
         sidecar = new Processes.Sidecar("http://127.0.0.1:" + port, Map.of(),
                 Map.of("sidecar.stall.threshold", "PT1S"));
+        promDir = Files.createTempDirectory("stall-it-prometheus");
+        prometheus = PrometheusServer.start(OpsTools.require("prometheus", "apt-get install prometheus"), promDir, """
+                global:
+                  scrape_interval: 1s
+                  scrape_timeout: 1s
+                  evaluation_interval: 1s
+                rule_files:
+                  - %s
+                scrape_configs:
+                  - job_name: llm-sidecar
+                    metrics_path: /q/metrics
+                    static_configs:
+                      - targets: ['127.0.0.1:%d']
+                        labels: {namespace: it, pod: stall-it}
+                """.formatted(Repo.root().resolve("deploy/prometheus/rules.yml"), sidecar.managementPort));
     }
 
     @AfterAll
     void stop() throws Exception {
         try {
+            if (prometheus != null) {
+                prometheus.close();
+            }
             if (sidecar != null) {
                 sidecar.close();
             }
@@ -90,6 +117,21 @@ class StallRealEngineIT {
             }
             Thread.sleep(100);
         }
+    }
+
+    /** Polls Prometheus's active alerts (every 200 ms, at most {@code seconds}) until {@code name} is among them. */
+    JsonObject awaitAlert(String name, double seconds) throws Exception {
+        long deadline = System.nanoTime() + (long) (seconds * 1e9);
+        while (System.nanoTime() < deadline) {
+            for (Object a : prometheus.api("/api/v1/alerts").getJsonObject("data").getJsonArray("alerts")) {
+                JsonObject alert = (JsonObject) a;
+                if (name.equals(alert.getJsonObject("labels").getString("alertname"))) {
+                    return alert;
+                }
+            }
+            Thread.sleep(200);
+        }
+        throw new AssertionError(name + " never active: " + prometheus.api("/api/v1/alerts") + "\n" + prometheus.log());
     }
 
     /** A raw-socket client that reads as long as it likes. */
@@ -156,6 +198,12 @@ class StallRealEngineIT {
                     s.sum("llm_sidecar_stream_longest_silence_seconds", "stream_phase", "generation"));
             // the tokens already on their way arrive after the stop: the silence starts at most then
             assertThat(shownAfter).as("within the threshold plus one read").isLessThan(THRESHOLD_S + 1.5);
+            JsonObject alert = awaitAlert("LLMSidecarStreamsStalled", 15);
+            System.out.printf("LLMSidecarStreamsStalled %s %.3f s after the stop%n", alert.getString("state"),
+                    (System.nanoTime() - stopped) / 1e9);
+            assertThat(alert.getString("state")).isEqualTo("pending"); // for: 2m
+            assertThat(alert.getJsonObject("labels").getString("stream_phase")).isEqualTo("generation");
+            assertThat(alert.getJsonObject("labels").getString("model")).isEqualTo("tiny");
             signal("CONT");
             assertThat(c.readUntil(t -> t.contains("data: [DONE]"), 60)).as("the stream completes").isTrue();
         }
