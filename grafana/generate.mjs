@@ -262,6 +262,18 @@ const dashboards = [
       ts('Forwarding delay (upstream read to client write)', 's', quantiles('llm_sidecar_chunk_write_delay_seconds', SEL, 'pod', [0.5, 0.99]),
         { description: 'Grows only when a client reads slower than the engine writes; the proxy itself never holds bytes.' }),
       ts('Dropped, broken and failed requests', 'reqps', [t(`sum by (outcome) (rate(llm_sidecar_requests_total{${SELM}, outcome!="ok"}[${RI}]))`, '{{outcome}}')]),
+      ts('Stalled streams', 'short', [
+        t(`sum by (model, stream_phase) (llm_sidecar_stalled_streams{${SELM}})`, '{{model}} {{stream_phase}}'),
+      ], { decimals: 0, description: 'Open streams silent past their stall threshold right now: generation = no token for sidecar.stall.threshold (10 s) after the first, first_token = no first token for sidecar.stall.first-token-threshold (60 s). Read at each scrape; LLMSidecarStreamsStalled warns after 2 minutes (docs/runbooks.md).' }),
+      ts('Longest current silence of an open stream', 's', [
+        t(`max by (stream_phase) (llm_sidecar_stream_longest_silence_seconds{${SELM}})`, '{{stream_phase}}'),
+      ], { description: 'Since the last token (generation) or since arrival (first_token), of the open stream silent longest, stalled or not.' }),
+      ts('How requests ended (all but completed)', 'reqps', [
+        t(`sum by (end_reason) (rate(llm_sidecar_requests_total{${SELM}, end_reason!="completed"}[${RI}]))`, '{{end_reason}}'),
+      ], { description: 'Every ending named (docs/metrics.md, "How a request ended"): truncated streams, errors before and after the head, errors inside 200 streams, clients gone before the first token or mid-stream, streams that ended stalled.' }),
+      ts('Output tokens delivered to clients that left', 'short', [
+        t(`sum by (end_reason) (rate(llm_sidecar_abandoned_output_tokens_total{${SELM}}[${RI}]))`, '{{end_reason}}'),
+      ], { description: 'Tokens/s the clients had received before they went away (counted from the chunks forwarded to them). What the engine generated after the cancel is only in its own counters.' }),
       ts('Engine metrics scrapes', 'ops', [t(`sum by (result) (rate(llm_sidecar_engine_scrapes_total{${SEL}}[${RI}]))`, '{{result}}')]),
       ts('DCGM exporter scrapes (GPUs)', 'ops', [
         t(`sum by (result) (rate(llm_sidecar_gpu_scrapes_total{${SEL}}[${RI}]))`, '{{result}}'),

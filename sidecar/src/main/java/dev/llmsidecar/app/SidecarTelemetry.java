@@ -84,7 +84,9 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
         URI upstream = config.upstream().url();
         int port = upstream.getPort() > 0 ? upstream.getPort() : "https".equalsIgnoreCase(upstream.getScheme()) ? 443
                 : 80;
-        this.metrics = new LlmMetrics(recorders, m, new LlmMetrics.Upstream(provider, upstream.getHost(), port));
+        this.metrics = new LlmMetrics(recorders, m, new LlmMetrics.Upstream(provider, upstream.getHost(), port),
+                dev.llmsidecar.timeline.StallThresholds.of(config.stall().firstTokenThreshold(),
+                        config.stall().threshold()), System::nanoTime); // the clock of the exchanges' stamps
         this.goodput = new GoodputWindows(nanoClock, config.windows().durations());
         this.windows = new LiveWindows(recorders, config.windows(), nanoClock);
         this.history = new LiveHistory(LiveWindows.label(goodput.windows().get(0)));

@@ -41,6 +41,25 @@ public interface SidecarConfig {
 
     Trace trace();
 
+    Stall stall();
+
+    /**
+     * When an open stream counts as stalled (docs/configuration.md, "Stalls"): silent longer than the threshold of its
+     * phase. Read when the metrics are read; nothing is cut by them (that is sidecar.upstream.idle-timeout).
+     */
+    interface Stall {
+        /**
+         * Silence allowed before the first token: queueing on a busy engine and the prefill of a long prompt are not
+         * stalls, so this is long.
+         */
+        @WithDefault("PT60S")
+        Duration firstTokenThreshold();
+
+        /** Silence allowed between two tokens once the stream generates: a decode step is tens of milliseconds. */
+        @WithDefault("PT10S")
+        Duration threshold();
+    }
+
     interface Upstream {
         /** Base URL of the inference server, e.g. http://127.0.0.1:8000. A path prefix is prepended to every request. */
         URI url();

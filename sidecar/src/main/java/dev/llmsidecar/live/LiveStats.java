@@ -59,10 +59,16 @@ public final class LiveStats {
     }
 
     private static JsonObject load(LiveSources t) {
+        var stalls = t.metrics().scan();
         return new JsonObject()
                 .put("in_flight", t.metrics().inFlight())
                 .put("waiting_first_token", t.metrics().waitingFirstToken())
-                .put("max_in_flight", t.metrics().maxInFlight());
+                .put("max_in_flight", t.metrics().maxInFlight())
+                .put("stalled_streams", stalls.stalled())
+                .put("longest_silence_first_token_seconds",
+                        stalls.longestSilenceNanos(dev.llmsidecar.timeline.StreamPhase.FIRST_TOKEN) / 1e9)
+                .put("longest_silence_generation_seconds",
+                        stalls.longestSilenceNanos(dev.llmsidecar.timeline.StreamPhase.GENERATION) / 1e9);
     }
 
     /** Goodput per model and SLO class; a window without requests is left out, rates over what it observed. */

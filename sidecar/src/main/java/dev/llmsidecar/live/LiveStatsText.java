@@ -66,6 +66,9 @@ public final class LiveStatsText {
         StringBuilder s = new StringBuilder("in flight ").append(doc.getValue("in_flight"))
                 .append(", waiting for a first token ").append(doc.getValue("waiting_first_token"))
                 .append(", at most ").append(doc.getValue("max_in_flight"));
+        if (doc.getValue("stalled_streams") != null) {
+            s.append(", stalled ").append(doc.getValue("stalled_streams"));
+        }
         JsonObject e = doc.getJsonObject("engine");
         if (e != null) {
             s.append(" · engine ").append(e.getValue("kind", "")).append(Boolean.TRUE.equals(e.getValue("up")) ? " up"

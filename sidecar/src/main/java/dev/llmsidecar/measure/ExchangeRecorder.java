@@ -163,6 +163,16 @@ final class ExchangeRecorder implements ExchangeObserver {
         }
 
         @Override
+        public void onStart(long startNanos) {
+            delegate.onStart(startNanos);
+        }
+
+        @Override
+        public void onToken(long nanos) {
+            delegate.onToken(nanos);
+        }
+
+        @Override
         public void onEnd() {
             delegate.onEnd();
         }

@@ -19,7 +19,12 @@ import static dev.llmsidecar.metrics.Contract.TTFT_BY_CACHE;
 import static dev.llmsidecar.metrics.Contract.UNDECODABLE;
 import static dev.llmsidecar.metrics.Contract.WAITING_DEPTH;
 import static dev.llmsidecar.metrics.Contract.WAITING_FIRST_TOKEN;
+import static dev.llmsidecar.metrics.Contract.ABANDONED_TOKENS;
+import static dev.llmsidecar.metrics.Contract.LONGEST_SILENCE;
+import static dev.llmsidecar.metrics.Contract.STALLED_STREAMS;
+import static dev.llmsidecar.metrics.Contract.STREAM_LONGEST_GAP;
 import static dev.llmsidecar.metrics.Label.CACHE;
+import static dev.llmsidecar.metrics.Label.END_REASON;
 import static dev.llmsidecar.metrics.Label.ERROR_TYPE;
 import static dev.llmsidecar.metrics.Label.FINISH_REASON;
 import static dev.llmsidecar.metrics.Label.FORMAT;
@@ -33,6 +38,7 @@ import static dev.llmsidecar.metrics.Label.SERVER_PORT;
 import static dev.llmsidecar.metrics.Label.SOURCE;
 import static dev.llmsidecar.metrics.Label.STATUS_CLASS;
 import static dev.llmsidecar.metrics.Label.STREAMING;
+import static dev.llmsidecar.metrics.Label.STREAM_PHASE;
 import static dev.llmsidecar.metrics.Label.TENANT;
 import static dev.llmsidecar.metrics.Label.TOKEN_TYPE;
 
@@ -44,17 +50,23 @@ import dev.llmsidecar.metrics.Recorder.Bound;
 import dev.llmsidecar.metrics.Recorder;
 import dev.llmsidecar.metrics.Recorders;
 import dev.llmsidecar.metrics.Series;
+import dev.llmsidecar.timeline.EndReason;
 import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.timeline.RequestResult;
 import dev.llmsidecar.timeline.RequestTimeline;
+import dev.llmsidecar.timeline.StallScan;
+import dev.llmsidecar.timeline.StallThresholds;
+import dev.llmsidecar.timeline.StreamPhase;
 import dev.llmsidecar.timeline.TokenCountSource;
 import dev.llmsidecar.wire.ServerTimings;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.LongSupplier;
 
 /**
  * What the sidecar measures about LLM requests, recorded through the metrics contract
@@ -86,8 +98,26 @@ public final class LlmMetrics {
     private final Bound chunkWriteDelay;
     private final Map<LiveKey, Live> live = new ConcurrentHashMap<>();
     private final Map<EndKey, Ended> ended = new ConcurrentHashMap<>();
+    /** Streams in flight, for the stall scan: added when their timeline starts, removed when they end. */
+    private final Set<LiveRequest> openStreams = ConcurrentHashMap.newKeySet();
+    /** Models whose stall gauges are registered (at their first stream). */
+    private final Set<String> stallModels = ConcurrentHashMap.newKeySet();
+    private final StallThresholds stall;
+    private final LongSupplier stallClock;
+    private volatile StallScan lastScan;
 
     public LlmMetrics(Recorders recorders, SidecarConfig.Metrics config, Upstream upstream) {
+        this(recorders, config, upstream, StallThresholds.DEFAULTS, System::nanoTime);
+    }
+
+    /**
+     * @param stall when an open stream counts as stalled ({@code sidecar.stall.*})
+     * @param stallClock the clock of the timelines' stamps ({@link System#nanoTime()} but in tests)
+     */
+    public LlmMetrics(Recorders recorders, SidecarConfig.Metrics config, Upstream upstream, StallThresholds stall,
+            LongSupplier stallClock) {
+        this.stall = stall;
+        this.stallClock = stallClock;
         this.recorders = recorders;
         this.upstream = upstream;
         this.models = new ModelLabels(config.maxModels(), config.pinnedModels().orElse(List.of()));
@@ -143,7 +173,49 @@ public final class LlmMetrics {
         waitingFirstToken.change(1);
         Live meters = live.computeIfAbsent(new LiveKey(model, tenant, operation, provider(provider), streaming),
                 this::newLive);
-        return new LiveRequest(meters, streaming, load);
+        if (streaming && !stallModels.contains(model) && stallModels.add(model)) {
+            registerStallGauges(model);
+        }
+        return new LiveRequest(meters, streaming, load, model);
+    }
+
+    // ---- stalls: read when the metrics are read, by scanning the open streams' last signs of life ----
+
+    /** Scans older than this are taken again: one scan serves every gauge of one scrape or collection. */
+    private static final long SCAN_REUSE_NANOS = 200_000_000L;
+
+    private void registerStallGauges(String model) {
+        for (StreamPhase phase : StreamPhase.values()) {
+            LabelValues v = LabelValues.of(MODEL, model).and(STREAM_PHASE, phase.label());
+            recorders.observe(STALLED_STREAMS, () -> scan().stalled(model, phase), v);
+            recorders.observe(LONGEST_SILENCE, () -> scan().longestSilenceNanos(model, phase) / NS, v);
+        }
+    }
+
+    /**
+     * The open streams' silences now, or as of a scan taken less than 200 ms ago (the gauges of one scrape read the
+     * same scan). Costs one pass over the open streams; nothing is done per streamed event but the stamp of the last
+     * token ({@link LiveRequest#onToken}).
+     */
+    public StallScan scan() {
+        long now = stallClock.getAsLong();
+        StallScan last = lastScan;
+        if (last != null && now - last.atNanos() >= 0 && now - last.atNanos() < SCAN_REUSE_NANOS) {
+            return last;
+        }
+        StallScan scan = new StallScan(stall, now);
+        for (LiveRequest r : openStreams) {
+            boolean tokenSeen = r.tokenSeen;
+            long since = r.sinceNanos;
+            scan.add(r.model, tokenSeen, since);
+        }
+        lastScan = scan;
+        return scan;
+    }
+
+    /** When an open stream counts as stalled. */
+    public StallThresholds stallThresholds() {
+        return stall;
     }
 
     private String provider(String override) {
@@ -206,6 +278,8 @@ public final class LlmMetrics {
     private static final EndSeries TOKENS_CACHED_INPUT = EndSeries.of(TOKENS, TOKEN_TYPE, "cached_input");
     private static final EndSeries TOKENS_CACHE_REPORTING_INPUT =
             EndSeries.of(TOKENS, TOKEN_TYPE, "cache_reporting_input");
+    private static final EndSeries LONGEST_GAP = EndSeries.of(STREAM_LONGEST_GAP);
+    private static final EndSeries ABANDONED = EndSeries.of(ABANDONED_TOKENS);
     private static final EndSeries[] OUTPUT_TOKEN_SOURCE = Arrays.stream(TokenCountSource.values())
             .map(source -> EndSeries.of(TOKEN_SOURCE, SOURCE, source.label())).toArray(EndSeries[]::new);
 
@@ -222,9 +296,18 @@ public final class LlmMetrics {
         String p = provider(provider);
         boolean ok = r.outcome() == Outcome.OK;
         boolean streaming = r.streaming();
-        Ended end = ended.computeIfAbsent(
-                new EndKey(model, tenant, operation, p, streaming, r.outcome(), ok ? null : r.errorType()), Ended::new);
+        EndReason reason = EndReason.of(r, stall);
+        Ended end = ended.computeIfAbsent(new EndKey(model, tenant, operation, p, streaming, r.outcome(),
+                ok ? null : r.errorType(), reason), Ended::new);
         end.get(REQUESTS).record(1);
+        if (r.longestGapNanos() >= 0) {
+            end.get(LONGEST_GAP).record(r.longestGapNanos() / NS);
+        }
+        if (r.outcome() == Outcome.CLIENT_CANCELLED && r.outputTokenSource() != TokenCountSource.NONE
+                && r.outputTokens() > 0) {
+            // what the client had been sent when it left: its token chunks (or their counts, continuous usage)
+            end.get(ABANDONED).record(r.outputTokens());
+        }
         end.get(DURATION).record(r.e2eNanos() / NS);
         if (r.ttftNanos() >= 0) {
             if (!streaming) {
@@ -307,7 +390,7 @@ public final class LlmMetrics {
 
     /** What identifies the end-of-request series of one request, but for per-request values bound separately. */
     private record EndKey(String model, String tenant, String operation, String provider, boolean streaming,
-            Outcome outcome, String errorType) {
+            Outcome outcome, String errorType, EndReason endReason) {
     }
 
     /**
@@ -375,6 +458,7 @@ public final class LlmMetrics {
                     case OUTCOME -> key.outcome().label();
                     case TENANT -> key.tenant();
                     case ERROR_TYPE -> key.errorType();
+                    case END_REASON -> key.endReason().label();
                     case PROVIDER -> key.provider();
                     case SERVER_ADDRESS -> upstream.address();
                     case SERVER_PORT -> upstream.portValue();
@@ -427,12 +511,36 @@ public final class LlmMetrics {
         private final Live meters;
         private final boolean streaming;
         private final int loadAtArrival;
+        private final String model;
         private boolean waiting = true;
+        private boolean open;
+        /** The arrival, then the last token chunk: written on the request's loop, read by the stall scan. */
+        private volatile long sinceNanos;
+        /** Written after {@link #sinceNanos}, so a scan that sees it true sees the token's stamp. */
+        private volatile boolean tokenSeen;
 
-        LiveRequest(Live meters, boolean streaming, int loadAtArrival) {
+        LiveRequest(Live meters, boolean streaming, int loadAtArrival, String model) {
             this.meters = meters;
             this.streaming = streaming;
             this.loadAtArrival = loadAtArrival;
+            this.model = model;
+        }
+
+        @Override
+        public void onStart(long startNanos) {
+            if (streaming && !open) {
+                sinceNanos = startNanos;
+                open = true;
+                openStreams.add(this);
+            }
+        }
+
+        @Override
+        public void onToken(long nanos) {
+            sinceNanos = nanos;
+            if (!tokenSeen) {
+                tokenSeen = true;
+            }
         }
 
         /** LLM requests in flight when this one started, itself included: its load band. */
@@ -480,6 +588,10 @@ public final class LlmMetrics {
         @Override
         public void onEnd() {
             release();
+            if (open) {
+                open = false;
+                openStreams.remove(this);
+            }
         }
 
         void release() {

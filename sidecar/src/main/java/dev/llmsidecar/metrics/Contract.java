@@ -2,6 +2,7 @@ package dev.llmsidecar.metrics;
 
 import static dev.llmsidecar.metrics.Label.CACHE;
 import static dev.llmsidecar.metrics.Label.CRITERION;
+import static dev.llmsidecar.metrics.Label.END_REASON;
 import static dev.llmsidecar.metrics.Label.ENGINE;
 import static dev.llmsidecar.metrics.Label.ERROR_TYPE;
 import static dev.llmsidecar.metrics.Label.FINISH_REASON;
@@ -25,6 +26,7 @@ import static dev.llmsidecar.metrics.Label.SLO_CLASS;
 import static dev.llmsidecar.metrics.Label.SOURCE;
 import static dev.llmsidecar.metrics.Label.STATUS_CLASS;
 import static dev.llmsidecar.metrics.Label.STREAMING;
+import static dev.llmsidecar.metrics.Label.STREAM_PHASE;
 import static dev.llmsidecar.metrics.Label.TENANT;
 import static dev.llmsidecar.metrics.Label.TOKEN_TYPE;
 import static dev.llmsidecar.metrics.Label.WHEN;
@@ -112,8 +114,11 @@ public final class Contract {
             + "denominator)", MODEL, OPERATION, TOKEN_TYPE, TENANT);
     public static final Series TOKEN_SOURCE = counter("llm_sidecar.output_token_source", "{request}",
             "Finished LLM requests by where their output token count came from", SOURCE);
-    public static final Series REQUESTS = counter("llm_sidecar.requests", "{request}", "Finished LLM requests",
-            MODEL, OPERATION, STREAMING, OUTCOME, TENANT);
+    public static final Series REQUESTS = counter("llm_sidecar.requests", "{request}", "Finished LLM requests, by "
+            + "outcome and by how each ended (end_reason)", MODEL, OPERATION, STREAMING, OUTCOME, TENANT, END_REASON);
+    public static final Series ABANDONED_TOKENS = counter("llm_sidecar.abandoned_output_tokens", "{token}",
+            "Output tokens delivered to clients that then went away before the end (client_gone_mid_stream, or "
+                    + "stalled when the client gave up), counted from the chunks forwarded to them", MODEL, END_REASON);
     public static final Series FINISH_REASONS = counter("llm_sidecar.finish_reasons", "{request}",
             "Finished LLM requests by finish_reason", MODEL, FINISH_REASON);
     public static final Series HTTP_REQUESTS = counter("llm_sidecar.http_requests", "{request}",
@@ -122,6 +127,15 @@ public final class Contract {
             "LLM requests received and not yet finished");
     public static final Series WAITING_FIRST_TOKEN = gauge("llm_sidecar.requests_waiting_first_token", "{request}",
             "LLM requests received that have no token yet (queued or prefilling upstream)");
+    public static final Series STALLED_STREAMS = gauge("llm_sidecar.stalled_streams", "{request}",
+            "Open streams silent longer than their phase's stall threshold (sidecar.stall.*), read when the metrics "
+                    + "are read", MODEL, STREAM_PHASE);
+    public static final Series LONGEST_SILENCE = gauge("llm_sidecar.stream_longest_silence", "s",
+            "The longest current silence of an open stream (since its last token, or its arrival before the first), "
+                    + "0 when none is open", MODEL, STREAM_PHASE);
+    public static final Series STREAM_LONGEST_GAP = seconds("llm_sidecar.stream_longest_gap", Family.REQUEST, END,
+            END, "Per finished stream with a token: its longest silence after the first token (between token chunks, "
+                    + "or before an end that did not complete)", List.of(MODEL, OPERATION));
     public static final Series IN_FLIGHT_MAX = gauge("llm_sidecar.requests_in_flight_max", "{request}",
             "Highest number of LLM requests in flight at once since start");
     public static final Series WAITING_DEPTH = add(new Series("llm_sidecar.requests_waiting_first_token_depth",

@@ -33,6 +33,10 @@ public enum Label {
     LOAD_BAND("load_band", "llm_sidecar.load_band"),
     PHASE("phase", "llm_sidecar.engine.phase"),
     GPU("gpu", "llm_sidecar.gpu"),
+    /** How an LLM request ended (timeline.EndReason): only on llm_sidecar.requests and the abandoned tokens. */
+    END_REASON("end_reason", "llm_sidecar.end_reason"),
+    /** Where an open stream is: first_token or generation (timeline.StreamPhase). */
+    STREAM_PHASE("stream_phase", "llm_sidecar.stream_phase"),
     // OTLP only
     PROVIDER(null, "gen_ai.provider.name"),
     ERROR_TYPE(null, "error.type"),

@@ -17,6 +17,11 @@ package dev.llmsidecar.timeline;
  * @param serverTimings what the engine reported about its own queue and first-token time, or null
  * @param responseModel the model the response named (OTel {@code gen_ai.response.model}), or null
  * @param reasoningTokens output tokens the engine reported as reasoning (part of outputTokens), or -1
+ * @param terminated the stream's end-of-stream marker arrived ([DONE], message_stop)
+ * @param endSilenceNanos streaming: from the last token-bearing chunk (or, without one, from the arrival) to the end;
+ *     else -1
+ * @param longestGapNanos streaming with a token: the longest silence after the first token, between two token chunks
+ *     or, for a stream that did not complete, from the last one to the end; else -1
  */
 public record RequestResult(
         boolean streaming,
@@ -39,7 +44,10 @@ public record RequestResult(
         ItlSamples itl,
         dev.llmsidecar.wire.ServerTimings serverTimings,
         String responseModel,
-        long reasoningTokens) {
+        long reasoningTokens,
+        boolean terminated,
+        long endSilenceNanos,
+        long longestGapNanos) {
 
     /** Builds a result by name: seven durations side by side must not be swappable by position. */
     public static Builder builder(boolean streaming, Outcome outcome, int status) {
@@ -69,6 +77,9 @@ public record RequestResult(
         private dev.llmsidecar.wire.ServerTimings serverTimings;
         private String responseModel;
         private long reasoningTokens = -1;
+        private boolean terminated;
+        private long endSilenceNanos = -1;
+        private long longestGapNanos = -1;
 
         private Builder(boolean streaming, Outcome outcome, int status) {
             this.streaming = streaming;
@@ -155,11 +166,24 @@ public record RequestResult(
             return this;
         }
 
+        /** The stream's end-of-stream marker arrived. */
+        public Builder terminated(boolean terminated) {
+            this.terminated = terminated;
+            return this;
+        }
+
+        /** Silence at the end, and the longest silence after the first token (streaming), -1 when not. */
+        public Builder silences(long endSilenceNanos, long longestGapNanos) {
+            this.endSilenceNanos = endSilenceNanos;
+            this.longestGapNanos = longestGapNanos;
+            return this;
+        }
+
         public RequestResult build() {
             return new RequestResult(streaming, outcome, status, ttftNanos, firstResponseChunkNanos, firstReasoningNanos,
                     firstContentNanos, e2eNanos, tpotNanos, upstreamHeadersNanos, outputTokens, outputTokenSource,
                     promptTokens, cachedTokens, finishReason, tokenChunks, undecodableChunks, itl, serverTimings,
-                    responseModel, reasoningTokens);
+                    responseModel, reasoningTokens, terminated, endSilenceNanos, longestGapNanos);
         }
     }
 

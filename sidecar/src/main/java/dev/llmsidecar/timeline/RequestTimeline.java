@@ -28,6 +28,17 @@ public final class RequestTimeline implements TokenEventSink {
         default void onFirstAnswerToken(long nanos) {
         }
 
+        /** The timeline started: its clock runs from {@code startNanos} (the request's arrival). */
+        default void onStart(long startNanos) {
+        }
+
+        /**
+         * A token-bearing chunk arrived at {@code nanos}: the stream's last sign of life, for the stall scan. Called
+         * for every token chunk, so it must not allocate.
+         */
+        default void onToken(long nanos) {
+        }
+
         /** The request ended (called once, from {@link RequestTimeline#finish}). */
         default void onEnd() {
         }
@@ -66,6 +77,7 @@ public final class RequestTimeline implements TokenEventSink {
     private String finishReason;
     private String responseModel;
     private boolean streamError;
+    private boolean terminated;
     private int undecodable;
     private RequestResult result;
 
@@ -73,6 +85,7 @@ public final class RequestTimeline implements TokenEventSink {
         this.startNanos = startNanos;
         this.streaming = streaming;
         this.live = live;
+        live.onStart(startNanos);
     }
 
     public long startNanos() {
@@ -128,6 +141,7 @@ public final class RequestTimeline implements TokenEventSink {
         chunkNanos[chunks] = nanos;
         recordCumulative(cumulativeOutputTokens);
         chunks++;
+        live.onToken(nanos);
     }
 
     private void recordCumulative(long cumulativeOutputTokens) {
@@ -171,6 +185,11 @@ public final class RequestTimeline implements TokenEventSink {
     @Override
     public void onStreamError() {
         streamError = true;
+    }
+
+    @Override
+    public void onTerminator() {
+        terminated = true;
     }
 
     @Override
@@ -223,8 +242,27 @@ public final class RequestTimeline implements TokenEventSink {
                 .finishReason(finishReason).chunks(chunks, undecodable).itl(itlSamples(outputTokens, source))
                 .serverTimings(serverTimings).responseModel(responseModel)
                 .reasoningTokens(usage == null ? -1 : usage.reasoningTokens())
+                .terminated(terminated)
+                .silences(streaming ? endSilence(endNanos) : -1, streaming ? longestGap(endNanos, effective) : -1)
                 .build();
         return result;
+    }
+
+    /** From the last token chunk, or without one from the arrival, to the end. */
+    private long endSilence(long endNanos) {
+        return Math.max(0, endNanos - (chunks > 0 ? chunkNanos[chunks - 1] : startNanos));
+    }
+
+    /** The longest gap between token chunks; for a stream that did not complete, its silence at the end too. */
+    private long longestGap(long endNanos, Outcome outcome) {
+        if (chunks == 0) {
+            return -1;
+        }
+        long longest = outcome == Outcome.OK ? 0 : endSilence(endNanos);
+        for (int i = 1; i < chunks; i++) {
+            longest = Math.max(longest, chunkNanos[i] - chunkNanos[i - 1]);
+        }
+        return longest;
     }
 
     private long rel(long nanos) {

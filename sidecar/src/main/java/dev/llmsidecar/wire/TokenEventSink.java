@@ -56,6 +56,13 @@ public interface TokenEventSink {
     default void onResponseModel(String model) {
     }
 
+    /**
+     * The stream's own end-of-stream marker arrived (OpenAI's {@code data: [DONE]}, Anthropic's {@code message_stop}):
+     * a stream that ends without it, or without a finish reason, was truncated.
+     */
+    default void onTerminator() {
+    }
+
     /** The server reported an error inside a successful (200) stream. */
     void onStreamError();
 

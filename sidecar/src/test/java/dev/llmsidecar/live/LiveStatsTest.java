@@ -108,7 +108,7 @@ class LiveStatsTest {
         String text = LiveStatsText.render(LiveStats.render(telemetry));
         // (HdrHistogram reports the top of a bucket: 340 ms reads 342 ms, see WindowStats)
         assertThat(text).isEqualTo("""
-                in flight 0, waiting for a first token 0, at most 1
+                in flight 0, waiting for a first token 0, at most 1, stalled 0
 
                 sim-embed             1m (first 59 s)     5m (first 59 s)     1h (first 59 s)
                   requests            2 (0.03/s)          2 (0.03/s)          2 (0.03/s)

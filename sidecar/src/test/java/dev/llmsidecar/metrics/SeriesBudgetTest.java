@@ -28,7 +28,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The series budget docs/metrics.md states: the /q/metrics lines one model can produce (every histogram bucket is a
  * line) with the default buckets, one operation, one SLO class and one objective, when every label value that can
- * occur did (both kinds of request, every outcome, cache hit / miss / unknown, every finish reason, every criterion).
+ * occur did (both kinds of request, every outcome and end_reason, cache hit / miss / unknown, every finish reason, every
+ * criterion).
  */
 public class SeriesBudgetTest {
 
@@ -160,6 +161,22 @@ public class SeriesBudgetTest {
                     }
                 }
             }
+            // the end_reason values the loop above cannot reach: an error inside a 200 stream, no head at all, a
+            // client gone before the first token
+            RequestTimeline inStream = new RequestTimeline(0, streaming, metrics.requestStarted("m", "a", "chat", null,
+                    streaming));
+            inStream.onUpstreamHeaders(5 * MS);
+            inStream.onStreamError();
+            metrics.requestFinished("m", "a", "chat", null, "openai_chat", inStream.finish(100 * MS, Outcome.OK, 200));
+            RequestTimeline noHead = new RequestTimeline(0, streaming, metrics.requestStarted("m", "a", "chat", null,
+                    streaming));
+            metrics.requestFinished("m", "a", "chat", null, "openai_chat",
+                    noHead.finish(100 * MS, Outcome.UPSTREAM_ERROR, 502));
+            RequestTimeline gone = new RequestTimeline(0, streaming, metrics.requestStarted("m", "a", "chat", null,
+                    streaming));
+            gone.onUpstreamHeaders(5 * MS);
+            metrics.requestFinished("m", "a", "chat", null, "openai_chat",
+                    gone.finish(100 * MS, Outcome.CLIENT_CANCELLED, 200));
         }
     }
 }

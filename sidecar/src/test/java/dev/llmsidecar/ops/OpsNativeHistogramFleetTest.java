@@ -145,8 +145,8 @@ class OpsNativeHistogramFleetTest {
                 System.out.print(report);
                 Files.writeString(OpsTools.outDir().resolve("native-histogram-fleet.txt"), report);
                 assertThat(misses).as(report.toString()).isEmpty();
-                assertThat(nativeSeries).isEqualTo(85);
-                assertThat(classicSeries).isEqualTo(1953);
+                assertThat(nativeSeries).isEqualTo(100);
+                assertThat(classicSeries).isEqualTo(2019);
             }
         } finally {
             pods.forEach(p -> p.server().stop(0));

@@ -130,8 +130,9 @@ public final class AnthropicMessagesFormat extends JsonWireFormat {
                     }
                 }
                 case "content_block_start" -> sink.onDataChunk(nanos);
+                case "message_stop" -> sink.onTerminator();
                 default -> {
-                    // content_block_stop, message_stop and future event types carry no tokens
+                    // content_block_stop and future event types carry no tokens
                 }
             }
             return true;

@@ -324,8 +324,12 @@ public final class OpenAiSseDecoder implements StreamDecoder, SseEventSplitter.L
             }
             return;
         }
-        if (length == 0 || isDone(data, length)) {
-            return; // comment-only block, keep-alive, [DONE]
+        if (length == 0) {
+            return; // comment-only block, keep-alive
+        }
+        if (isDone(data, length)) {
+            sink.onTerminator();
+            return;
         }
         OpenAiChunk chunk = parser.parse(data, 0, length);
         if (chunk == null) {
