@@ -274,6 +274,16 @@ const dashboards = [
       ts('Output tokens delivered to clients that left', 'short', [
         t(`sum by (end_reason) (rate(llm_sidecar_abandoned_output_tokens_total{${SELM}}[${RI}]))`, '{{end_reason}}'),
       ], { description: 'Tokens/s the clients had received before they went away (counted from the chunks forwarded to them). What the engine generated after the cancel is only in its own counters.' }),
+      ts('Tokens: the sidecar\'s count beside the engine\'s own (1h)', 'short', [
+        t(`sum(llm_sidecar:output_tokens:rate1h{${SEL}})`, 'output, sidecar'),
+        t(`sum(llm_sidecar:engine_generation_tokens:rate1h{${SEL}})`, 'generated, engine'),
+        t(`sum(llm_sidecar:input_tokens:rate1h{${SEL}})`, 'input, sidecar'),
+        t(`sum(llm_sidecar:engine_prompt_tokens:rate1h{${SEL}})`, 'prompt, engine'),
+      ], { description: 'Tokens/s over the last hour as the sidecar counted them (from usage or its own counts) and as the engine counted them (its generation and prompt token counters, read by the engine scrape). The engine also counts what it generated after a client left, which the sidecar never saw.' }),
+      ts('Token drift: (engine - sidecar) / engine (1h)', 'percentunit', [
+        t(`max by (pod, token_type) (llm_sidecar:token_drift:ratio_rate1h{${SEL}})`, '{{token_type}} {{pod}}'),
+        t(`max(llm_sidecar_engine_token_drift_limit_ratio{${SEL}})`, 'limit'),
+      ], { description: 'How far the two billing sources disagree, per pod. LLMSidecarTokenDrift warns past sidecar.engine.token-drift-limit (5 %) for 30 minutes with at least 10 000 tokens an hour (docs/runbooks.md).' }),
       ts('Engine metrics scrapes', 'ops', [t(`sum by (result) (rate(llm_sidecar_engine_scrapes_total{${SEL}}[${RI}]))`, '{{result}}')]),
       ts('DCGM exporter scrapes (GPUs)', 'ops', [
         t(`sum by (result) (rate(llm_sidecar_gpu_scrapes_total{${SEL}}[${RI}]))`, '{{result}}'),

@@ -44,7 +44,8 @@ public class EngineScrapeLifecycle {
         }
         if (engine.scrapeEnabled()) {
             URI url = engine.metricsUrl().orElseGet(() -> defaultUrl(upstream));
-            scraper = new EngineMetricsScraper(vertx, recorders, url, engine.scrapeInterval(), engine.scrapeTimeout());
+            scraper = new EngineMetricsScraper(vertx, recorders, url, engine.scrapeInterval(), engine.scrapeTimeout(),
+                    engine.tokenDriftLimit());
             scraper.start();
         }
         if (scraper != null || models != null) {

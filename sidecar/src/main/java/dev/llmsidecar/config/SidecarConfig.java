@@ -453,6 +453,14 @@ public interface SidecarConfig {
          */
         @WithDefault("false")
         boolean readinessFollowsEngine();
+
+        /**
+         * How far the sidecar's token totals may drift from the engine's own counters (output against generated,
+         * input against prompt tokens, over an hour) before the alert LLMSidecarTokenDrift fires, as a share of the
+         * engine's count. Exported as llm_sidecar_engine_token_drift_limit_ratio, which the rule reads.
+         */
+        @WithDefault("0.05")
+        double tokenDriftLimit();
     }
 
     /**

@@ -87,6 +87,22 @@ public final class EngineMetricsScraper {
      * @param timeout  deadline for a whole scrape: connect, headers and body
      */
     public EngineMetricsScraper(Vertx vertx, Recorders recorders, URI url, Duration interval, Duration timeout) {
+        this(vertx, recorders, url, interval, timeout, DEFAULT_TOKEN_DRIFT_LIMIT);
+    }
+
+    /** The default of {@code sidecar.engine.token-drift-limit}. */
+    public static final double DEFAULT_TOKEN_DRIFT_LIMIT = 0.05;
+
+    /**
+     * @param tokenDriftLimit how far the sidecar's token totals may drift from the engine's counters read here before
+     *     the reconciliation alert fires ({@code sidecar.engine.token-drift-limit}), exported for the rule to read
+     */
+    public EngineMetricsScraper(Vertx vertx, Recorders recorders, URI url, Duration interval, Duration timeout,
+            double tokenDriftLimit) {
+        if (!(tokenDriftLimit > 0 && tokenDriftLimit <= 1)) {
+            throw new IllegalArgumentException("sidecar.engine.token-drift-limit must be above 0 and at most 1, not "
+                    + tokenDriftLimit);
+        }
         this.recorders = Objects.requireNonNull(recorders, "recorders");
         this.loop = new ScrapeLoop(vertx, recorders, new ScrapeLoop.Target("engine metrics", url, interval, timeout,
                 MAX_BODY_BYTES, ACCEPT, Contract.ENGINE_SCRAPES), this::read, () -> down(state.infoKind()));
@@ -104,6 +120,7 @@ public final class EngineMetricsScraper {
         gauge(Contract.ENGINE_SPEC_DRAFT_TOKENS, s -> s.counters().specDraftTokens());
         gauge(Contract.ENGINE_SPEC_ACCEPTED, s -> s.counters().specAcceptedTokens());
         gauge(Contract.ENGINE_GENERATION_TOKENS, s -> s.counters().generationTokens());
+        recorders.observe(Contract.ENGINE_TOKEN_DRIFT_LIMIT, () -> tokenDriftLimit);
         for (EnginePhase phase : EnginePhase.values()) {
             phaseHistogram(phase);
         }

@@ -266,6 +266,9 @@ public final class Contract {
             "{token}", "Prompt tokens the engine took from its prefix cache since it started");
     public static final Series ENGINE_GENERATION_TOKENS = engineCounter("llm_sidecar.engine.generation_tokens",
             "{token}", "Output tokens the engine generated since it started, for every request, cancelled ones too");
+    public static final Series ENGINE_TOKEN_DRIFT_LIMIT = gauge("llm_sidecar.engine.token_drift_limit_ratio", "1",
+            "How far the sidecar's token totals may drift from the engine's own counters before the reconciliation "
+                    + "alert fires, as a share of the engine's count (sidecar.engine.token-drift-limit)");
     public static final Series ENGINE_SPEC_DRAFTS = engineCounter("llm_sidecar.engine.spec_decode_drafts", "{draft}",
             "Speculative-decoding draft steps since the engine started");
     public static final Series ENGINE_SPEC_DRAFT_TOKENS = engineCounter("llm_sidecar.engine.spec_decode_draft_tokens",

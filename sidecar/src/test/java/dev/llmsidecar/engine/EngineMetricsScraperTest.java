@@ -254,6 +254,20 @@ class EngineMetricsScraperTest {
                 .isInstanceOf(IllegalArgumentException.class);
     }
 
+    @Test
+    void exportsTheTokenDriftLimitTheReconciliationRuleReads() {
+        new EngineMetricsScraper(vertx, PrometheusRecorder.only(registry.getPrometheusRegistry()), url(), INTERVAL,
+                TIMEOUT, 0.12);
+        assertThat(metric("llm_sidecar_engine_token_drift_limit_ratio")).isEqualTo(0.12);
+        for (double bad : new double[] {0, -0.1, 1.5, Double.NaN}) {
+            assertThatThrownBy(() -> new EngineMetricsScraper(vertx,
+                    PrometheusRecorder.only(new PrometheusMeterRegistry(
+                            PrometheusConfig.DEFAULT).getPrometheusRegistry()),
+                    url(), INTERVAL, TIMEOUT, bad))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("sidecar.engine.token-drift-limit");
+        }
+    }
+
     private void serve(String body) {
         engine = req -> req.response().putHeader("content-type", "text/plain; version=0.0.4; charset=utf-8")
                 .end(body);
