@@ -41,6 +41,13 @@ record CompressedBody(byte[] bytes, byte[] plain, boolean whole, String descript
         int trailing = data.consumeInt(0, 5); // 4: zero padding, 5: a line end, else nothing
         boolean bomb = data.consumeInt(0, 31) == 31; // rare, and never when the input runs out
         byte[] plain = bomb ? new byte[BOMB_BYTES] : data.consumeRemainingAsBytes();
+        if (bomb) {
+            // a bomb is deflate at its best ratio; stored (level 0) or Huffman-only zeros are a 1.1 MB or 140 KB body
+            // instead, which one-byte reads turned into a million reads and the fuzzing JVM's heap into an
+            // out-of-memory finding of the rig's own (CI, 28 Nov 2026; seed stored-bomb-in-one-byte-reads)
+            level = Deflater.BEST_COMPRESSION;
+            strategy = Deflater.DEFAULT_STRATEGY;
+        }
 
         ByteArrayOutputStream body = new ByteArrayOutputStream();
         if (gzip) {
