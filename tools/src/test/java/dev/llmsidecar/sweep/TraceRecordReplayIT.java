@@ -360,6 +360,12 @@ class TraceRecordReplayIT {
                 while (TraceFiles.closed(dir).size() < 2 && System.nanoTime() < deadline) {
                     Thread.sleep(50);
                 }
+                // and until no more close: the recorder's thread closes files on its own time (it looks again after
+                // 20 to 160 ms when idle), and the two listings below must see the same set
+                for (int seen = -1; TraceFiles.closed(dir).size() != seen && System.nanoTime() < deadline; ) {
+                    seen = TraceFiles.closed(dir).size();
+                    Thread.sleep(500);
+                }
                 JsonArray listed = new JsonObject(get(base).body()).getJsonArray("files");
                 assertThat(listed.size()).isGreaterThanOrEqualTo(2);
                 List<String> names = new ArrayList<>();
