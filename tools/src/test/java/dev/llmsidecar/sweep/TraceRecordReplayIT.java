@@ -379,11 +379,26 @@ class TraceRecordReplayIT {
                 assertThat(one.statusCode()).isEqualTo(200);
                 assertThat(one.headers().firstValue("content-type")).hasValue("application/jsonl");
                 assertThat(one.body()).isEqualTo(Files.readString(dir.resolve(names.get(0))));
-                String open;
-                try (Stream<Path> files = Files.list(dir)) {
-                    open = files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".open")).findFirst()
-                            .orElseThrow();
+                // the file written now: none when the last record rotated the files (the next one opens with the
+                // next record), so one more request opens it
+                String open = null;
+                for (int attempt = 0; open == null && attempt < 50; attempt++) {
+                    try (Stream<Path> files = Files.list(dir)) {
+                        open = files.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".open")).findFirst()
+                                .orElse(null);
+                    }
+                    if (open == null) {
+                        if (attempt == 0) {
+                            assertThat(HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                                    + sidecar.proxyPort + "/v1/chat/completions")).header("content-type",
+                                    "application/json").POST(HttpRequest.BodyPublishers.ofString(
+                                    "{\"model\":\"sim-llama-8b\",\"messages\":[{\"role\":\"user\",\"content\":\"q\"}]}"))
+                                    .build(), HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+                        }
+                        Thread.sleep(100);
+                    }
                 }
+                assertThat(open).as("the file being written").isNotNull();
                 assertThat(names).doesNotContain(open);
                 Files.writeString(dir.getParent().resolve("outside.jsonl"), "secret stuff\n");
                 for (String bad : List.of(open, "..%2Foutside.jsonl", "%2e%2e%2foutside.jsonl",
