@@ -162,20 +162,7 @@ class OpsEndToEndTest {
             int managementPort = ProxyFixture.await(management.listen()).actualPort();
             System.gc(); // so jvm_gc_pause_seconds has a sample
 
-            String promConfig = """
-                    global:
-                      scrape_interval: 1s
-                      scrape_timeout: 1s
-                      evaluation_interval: 1s
-                    rule_files:
-                      - %s
-                    scrape_configs:
-                      - job_name: llm-sidecar
-                        metrics_path: /q/metrics
-                        static_configs:
-                          - targets: ['127.0.0.1:%d']
-                            labels: {namespace: ops-e2e, pod: llm-sidecar-e2e-0}
-                    """.formatted(RULES, managementPort);
+            String promConfig = PrometheusServer.scrapingSidecar(RULES, managementPort, "ops-e2e", "llm-sidecar-e2e-0");
             Traffic traffic = new Traffic(f);
             try (PrometheusServer prom = PrometheusServer.start(prometheusBinary, tmp, promConfig,
                     nativeHistograms ? "native-histograms,exemplar-storage" : "exemplar-storage")) {

@@ -32,6 +32,28 @@ public final class PrometheusServer implements AutoCloseable {
         this.port = port;
     }
 
+    /**
+     * The configuration of a Prometheus that evaluates {@code rules} every second and scrapes one sidecar's
+     * /q/metrics on {@code managementPort} every second, its series labelled {@code namespace} and {@code pod} as the
+     * chart's ServiceMonitor labels them.
+     */
+    public static String scrapingSidecar(Object rules, int managementPort, String namespace, String pod) {
+        return """
+                global:
+                  scrape_interval: 1s
+                  scrape_timeout: 1s
+                  evaluation_interval: 1s
+                rule_files:
+                  - %s
+                scrape_configs:
+                  - job_name: llm-sidecar
+                    metrics_path: /q/metrics
+                    static_configs:
+                      - targets: ['127.0.0.1:%d']
+                        labels: {namespace: %s, pod: %s}
+                """.formatted(rules, managementPort, namespace, pod);
+    }
+
     /** Starts prometheus with {@code config} (YAML) in {@code dir}; waits (at most 60 s) until /-/ready. */
     public static PrometheusServer start(Path binary, Path dir, String config) throws Exception {
         return start(binary, dir, config, "exemplar-storage");

@@ -8,8 +8,6 @@ import dev.llmsidecar.support.Scrape;
 import dev.llmsidecar.testkit.Processes;
 import dev.llmsidecar.testkit.Repo;
 import io.vertx.core.json.JsonObject;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -17,6 +15,8 @@ import java.net.InetAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Map;
 import java.util.function.DoublePredicate;
 import java.util.function.Predicate;
@@ -53,20 +53,9 @@ class StallRealEngineIT {
         sidecar = new Processes.Sidecar("http://127.0.0.1:" + port, Map.of(),
                 Map.of("sidecar.stall.threshold", "PT1S"));
         promDir = Files.createTempDirectory("stall-it-prometheus");
-        prometheus = PrometheusServer.start(OpsTools.require("prometheus", "apt-get install prometheus"), promDir, """
-                global:
-                  scrape_interval: 1s
-                  scrape_timeout: 1s
-                  evaluation_interval: 1s
-                rule_files:
-                  - %s
-                scrape_configs:
-                  - job_name: llm-sidecar
-                    metrics_path: /q/metrics
-                    static_configs:
-                      - targets: ['127.0.0.1:%d']
-                        labels: {namespace: it, pod: stall-it}
-                """.formatted(Repo.root().resolve("deploy/prometheus/rules.yml"), sidecar.managementPort));
+        prometheus = PrometheusServer.start(OpsTools.require("prometheus", "apt-get install prometheus"), promDir,
+                PrometheusServer.scrapingSidecar(Repo.root().resolve("deploy/prometheus/rules.yml"),
+                        sidecar.managementPort, "it", "stall-it"));
     }
 
     @AfterAll

@@ -49,20 +49,9 @@ class TokenReconciliationRealEngineIT {
     /** Prometheus with the shipped rules, scraping the sidecar every second from now on. */
     void startPrometheus() throws Exception {
         Path dir = Files.createTempDirectory("reconciliation-it-prometheus");
-        prometheus = PrometheusServer.start(OpsTools.require("prometheus", "apt-get install prometheus"), dir, """
-                global:
-                  scrape_interval: 1s
-                  scrape_timeout: 1s
-                  evaluation_interval: 1s
-                rule_files:
-                  - %s
-                scrape_configs:
-                  - job_name: llm-sidecar
-                    metrics_path: /q/metrics
-                    static_configs:
-                      - targets: ['127.0.0.1:%d']
-                        labels: {namespace: it, pod: reconcile-it}
-                """.formatted(Repo.root().resolve("deploy/prometheus/rules.yml"), sidecar.managementPort));
+        prometheus = PrometheusServer.start(OpsTools.require("prometheus", "apt-get install prometheus"), dir,
+                PrometheusServer.scrapingSidecar(Repo.root().resolve("deploy/prometheus/rules.yml"),
+                        sidecar.managementPort, "it", "reconcile-it"));
     }
 
     @AfterAll
