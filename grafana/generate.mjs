@@ -127,6 +127,21 @@ const dashboards = [
       ts('Violations by criterion', 'reqps', [t(
         `sum by (objective, criterion) (rate(llm_sidecar_slo_violations_total{${SELC}}[${RI}]))`,
         '{{objective}} {{criterion}}')]),
+      ts('Declared targets: attainment per bucket (1h)', 'percentunit', [t(
+        `sum by (objective) (rate(llm_sidecar_slo_objective_good_requests_total{${SELM}, slo_class="declared"}[1h]))\n  / sum by (objective) (rate(llm_sidecar_slo_objective_requests_total{${SELM}, slo_class="declared"}[1h]))`,
+        '{{objective}}')], { max: 1,
+        description: 'Requests that declared their own targets (x-llm-d-slo-ttft-ms, x-llm-d-slo-tpot-ms; sidecar.slo.declared): each judged against its own value, counted under the smallest bucket at or above it (docs/slo.md "Targets declared per request"). Empty while declared targets are off.' }),
+      ts('Declared targets: values by handling', 'short', [t(
+        `sum by (criterion, handling) (rate(llm_sidecar_slo_declared_values_total{${SEL}}[${RI}]))`,
+        '{{criterion}} {{handling}}')],
+        { description: 'Targets read from the headers: accepted, clamped to sidecar.slo.declared.*-min / -max, or unparseable (ignored: the request falls back to the configured objectives).' }),
+      ts('Attainment by priority (5m)', 'percentunit', [t(
+        `sum by (priority) (rate(llm_sidecar_slo_good_requests_total{${SELC}}[5m]))\n  / sum by (priority) (rate(llm_sidecar_slo_requests_total{${SELC}}[5m]))`,
+        '{{priority}}')], { max: 1,
+        description: 'By the request\'s scheduling priority (vLLM\'s priority field, or sidecar.priority.header; sidecar.priority.enabled). One line without a priority while the label is off.' }),
+      ts('p99 TTFT by priority', 's', [t(
+        hq(0.99, 'gen_ai_server_time_to_first_token_seconds', SELM, 'priority'), 'p99 {{priority}}', { exemplar: true })],
+        { description: 'Does a higher priority get its first token sooner? vLLM schedules lower values first (--scheduling-policy priority).' }),
       ts('Requests that do not count toward the SLO', 'reqps', [t(
         `sum by (reason) (rate(llm_sidecar_slo_excluded_requests_total{${SELC}}[${RI}]))`, '{{reason}}')],
         { description: 'Client cancellations that broke no objective before they happened, and client errors (4xx but the statuses in sidecar.slo.bad-client-statuses, 429 by default): neither good nor bad (docs/slo.md).' }),

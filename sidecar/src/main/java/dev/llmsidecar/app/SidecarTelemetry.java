@@ -6,6 +6,7 @@ import dev.llmsidecar.live.LiveSources;
 import dev.llmsidecar.live.LiveStats;
 import dev.llmsidecar.measure.LiveWindows;
 import dev.llmsidecar.measure.LlmMetrics;
+import dev.llmsidecar.measure.PriorityLabels;
 import dev.llmsidecar.measure.RequestReporter;
 import dev.llmsidecar.measure.SaturationMetrics;
 import dev.llmsidecar.measure.SloMetrics;
@@ -15,6 +16,7 @@ import dev.llmsidecar.measure.WorkMetrics;
 import dev.llmsidecar.metrics.Buckets;
 import dev.llmsidecar.metrics.GenAiConventions;
 import dev.llmsidecar.metrics.HistogramMode;
+import dev.llmsidecar.metrics.Label;
 import dev.llmsidecar.metrics.Recorder;
 import dev.llmsidecar.metrics.Recorders;
 import dev.llmsidecar.metrics.otlp.OtelRecorder;
@@ -32,6 +34,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.function.LongSupplier;
 
 /**
@@ -51,6 +54,7 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
     private final OtelPipeline otel;
     private final RequestTracing tracing;
     private final TenantLabels tenants;
+    private final PriorityLabels priorities;
     private final SaturationMetrics saturation;
     private final LiveHistory history;
     /** The trace recorder, or null while sidecar.trace.enabled is false. */
@@ -79,7 +83,12 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
         this.tenants = new TenantLabels(config.tenants());
         Recorders.checkTenantSeries(config.tenants().series()); // also while tenants are off: a typo shows at once
         // the tenant label only where it is chosen, and nowhere while tenants are off
-        this.recorders = new Recorders(backends, tenants.enabled() ? config.tenants().series() : List.of());
+        this.priorities = new PriorityLabels(config.priority());
+        Recorders.checkSeries(Label.PRIORITY, config.priority().series());
+        // the optional labels only where chosen, and nowhere while their feature is off
+        this.recorders = new Recorders(backends, Map.of(
+                Label.TENANT, tenants.enabled() ? config.tenants().series() : List.of(),
+                Label.PRIORITY, priorities.enabled() ? config.priority().series() : List.of()));
         String provider = config.otel().providerName();
         URI upstream = config.upstream().url();
         int port = upstream.getPort() > 0 ? upstream.getPort() : "https".equalsIgnoreCase(upstream.getScheme()) ? 443
@@ -92,8 +101,9 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
         this.history = new LiveHistory(LiveWindows.label(goodput.windows().get(0)));
         this.tracing = RequestTracing.of(otel, provider, conventions);
         this.saturation = new SaturationMetrics(recorders, config.saturation(), metrics::inFlight, nanoClock);
-        this.reporter = new RequestReporter(metrics, policy, new SloMetrics(recorders, policy.objectives()), goodput,
-                windows, tenants, saturation, new WorkMetrics(recorders, config.cost(), nanoClock));
+        this.reporter = new RequestReporter(metrics, policy, new SloMetrics(recorders, policy.allObjectives(),
+                policy.declared().enabled()), goodput, windows, tenants, priorities, saturation,
+                new WorkMetrics(recorders, config.cost(), nanoClock));
         // the trace recorder follows every LLM exchange beside the metrics, when it is on (and nothing when off)
         this.trace = config.trace().enabled() ? TraceRecorder.start(config.trace(), recorders, nanoClock) : null;
         this.traffic = new TrafficRecorder(reporter, tracing.toUpstream(upstream.getHost(), port), trace);

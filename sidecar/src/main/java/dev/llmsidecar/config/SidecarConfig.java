@@ -29,6 +29,8 @@ public interface SidecarConfig {
 
     Tenants tenants();
 
+    Priority priority();
+
     Saturation saturation();
 
     Cost cost();
@@ -227,6 +229,56 @@ public interface SidecarConfig {
         /** Named objectives, e.g. sidecar.slo.objectives.interactive.ttft=PT0.5S. None by default. */
         Map<String, Objective> objectives();
 
+        /** Targets declared per request in headers (llm-d's x-llm-d-slo-ttft-ms / x-llm-d-slo-tpot-ms). */
+        Declared declared();
+
+        /**
+         * Per-request SLO targets (docs/slo.md "Targets declared per request"). A request that declares one is judged
+         * against its own value, clamped to [min, max], and counted under the objective of the smallest bucket at or
+         * above it; the configured objectives judge the requests that declare nothing.
+         */
+        interface Declared {
+            /** Judge requests by the targets they declare. Off: the headers are forwarded and not read. */
+            @WithDefault("false")
+            boolean enabled();
+
+            /** Headers carrying the TTFT target in milliseconds, the first present wins (llm-d's, then the older). */
+            @WithDefault("x-llm-d-slo-ttft-ms,x-slo-ttft-ms")
+            List<String> ttftHeaders();
+
+            /** Headers carrying the TPOT target in milliseconds, the first present wins. */
+            @WithDefault("x-llm-d-slo-tpot-ms,x-slo-tpot-ms")
+            List<String> tpotHeaders();
+
+            /** TTFT buckets: each is an objective of its own (declared:ttft<=NNNms); bounded series. */
+            @WithDefault("PT0.1S,PT0.25S,PT0.5S,PT1S,PT2S,PT5S,PT10S,PT30S")
+            List<Duration> ttftBuckets();
+
+            /** TPOT buckets, likewise (declared:tpot<=NNms). */
+            @WithDefault("PT0.01S,PT0.02S,PT0.05S,PT0.1S,PT0.2S,PT0.5S")
+            List<Duration> tpotBuckets();
+
+            /** Smallest TTFT a request may declare; a smaller value is judged as this one (counted as clamped). */
+            @WithDefault("PT0.05S")
+            Duration ttftMin();
+
+            /** Largest TTFT a request may declare; at most the largest bucket. */
+            @WithDefault("PT30S")
+            Duration ttftMax();
+
+            /** Smallest TPOT a request may declare. */
+            @WithDefault("PT0.005S")
+            Duration tpotMin();
+
+            /** Largest TPOT a request may declare; at most the largest bucket. */
+            @WithDefault("PT0.5S")
+            Duration tpotMax();
+
+            /** Share of good requests each declared bucket's objective targets (its burn-rate alerts use it). */
+            @WithDefault("0.99")
+            double target();
+        }
+
         interface Objective {
             /** Comma-separated globs on the request's model name ('*' and '?'). */
             @WithDefault("*")
@@ -284,6 +336,33 @@ public interface SidecarConfig {
     }
 
     /** The tenant label: who sent a request; see docs/metrics.md "Tenants". */
+    /**
+     * The request's scheduling priority as a label (docs/slo.md "By priority"): vLLM's {@code priority} body field,
+     * else {@link #header()}. Values outside {@link #values()} are "other"; a request that names none is "none".
+     */
+    interface Priority {
+        /** Label requests by priority. Off: no series carries the label. */
+        @WithDefault("false")
+        boolean enabled();
+
+        /** Header naming the priority when the body does not (a gateway's scheduling class). Unset: the body only. */
+        Optional<String> header();
+
+        /** The priorities that get a label value of their own (integers, as vLLM's field). */
+        @WithDefault("-1,0,1,2")
+        List<Integer> values();
+
+        /**
+         * The series that carry the priority label (OpenTelemetry names, as in docs/metrics.md). Default: the SLO
+         * counters and the TTFT, TPOT and request-duration histograms.
+         */
+        @WithDefault("gen_ai.server.time_to_first_token,gen_ai.server.time_per_output_token,"
+                + "gen_ai.server.request.duration,llm_sidecar.slo.requests,llm_sidecar.slo.good_requests,"
+                + "llm_sidecar.slo.output_tokens,llm_sidecar.slo.good_output_tokens,llm_sidecar.slo.objective_requests,"
+                + "llm_sidecar.slo.objective_good_requests,llm_sidecar.slo.violations")
+        List<String> series();
+    }
+
     interface Tenants {
         /**
          * Where the tenant comes from: none (no tenant label anywhere), header (the value of {@link #header()}), or

@@ -6,30 +6,40 @@ import dev.llmsidecar.observe.RequestHead;
 import dev.llmsidecar.observe.UpstreamHeaders;
 import dev.llmsidecar.otel.RequestSpan;
 import dev.llmsidecar.otel.RequestTracing;
+import dev.llmsidecar.slo.DeclaredTargets;
+import dev.llmsidecar.slo.Objective;
 import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.timeline.RequestTimeline;
 import dev.llmsidecar.wire.LlmOperation;
 import dev.llmsidecar.wire.TokenEventSink;
 import io.opentelemetry.context.Scope;
+import java.util.List;
+import java.util.function.UnaryOperator;
 
 /**
- * The measurements of one LLM exchange: its labels (model, tenant, SLO class), its timeline, fed by the format's
+ * The measurements of one LLM exchange: its labels (model, tenant, priority, SLO class), its declared SLO targets,
+ * its timeline, fed by the format's
  * decoder, and its span; when it ends, the result goes to the {@link RequestReporter}. Calls come from the exchange's
  * event loop.
  */
 final class ExchangeRecorder implements ExchangeObserver {
+
+    private static final UnaryOperator<String> NO_HEADERS = name -> null;
 
     private final RequestReporter reporter;
     private final LlmMetrics metrics;
     private final LlmOperation operation;
     private final long receivedNanos;
     private final String sloClass;
+    /** The objectives the request declared in its headers, or null (the configured ones judge it). */
+    private final List<Objective> declared;
     private final String tenantName;
     private final String tenant;
     private final RequestSpan span;
     /** What follows this exchange beside the metrics (the trace recorder), or null. */
     private final ExchangeFollower.Followed followed;
 
+    private String priority;
     private String modelName;
     private String model;
     private boolean streamRequested;
@@ -43,7 +53,10 @@ final class ExchangeRecorder implements ExchangeObserver {
         this.metrics = reporter.metrics();
         this.operation = operation;
         this.receivedNanos = receivedNanos;
-        this.sloClass = reporter.policy().sloClass(head.header(reporter.policy().classHeader()));
+        this.declared = reporter.declaredObjectives(head::header);
+        this.sloClass = declared != null ? DeclaredTargets.SLO_CLASS
+                : reporter.policy().sloClass(head.header(reporter.policy().classHeader()));
+        this.priority = reporter.priorities().label(null, head::header); // until the body names one
         this.tenantName = reporter.tenants().tenantOf(head::header);
         this.tenant = reporter.tenants().label(tenantName);
         this.span = tracing.start(head, operation.label(), operation.format().providerName(), receivedNanos);
@@ -53,7 +66,10 @@ final class ExchangeRecorder implements ExchangeObserver {
     }
 
     @Override
-    public void requestInspected(String model, boolean stream) {
+    public void requestInspected(String model, boolean stream, Integer priority) {
+        if (priority != null) {
+            this.priority = reporter.priorities().label(priority, NO_HEADERS); // the body's is what vLLM schedules by
+        }
         if (model != null && !model.isBlank()) {
             modelName = model;
             this.model = metrics.modelLabel(model);
@@ -80,7 +96,7 @@ final class ExchangeRecorder implements ExchangeObserver {
 
     private void startTimeline(boolean streaming) {
         if (timeline == null) {
-            var live = reporter.started(model, tenant, operation, streaming);
+            var live = reporter.started(model, tenant, priority, operation, streaming);
             loadAtArrival = live.loadAtArrival();
             timeline = new RequestTimeline(receivedNanos, streaming, span == RequestSpan.NOOP ? live
                     : new SpanScopedListener(live, span));
@@ -114,7 +130,8 @@ final class ExchangeRecorder implements ExchangeObserver {
         var result = timeline.finish(nanos, outcome, status);
         // the request's span is current while its results are recorded: histogram exemplars point to it
         try (Scope scope = span.makeCurrent()) {
-            var verdict = reporter.finished(modelName, model, tenant, operation, sloClass, loadAtArrival, result);
+            var verdict = reporter.finished(modelName, model, tenant, priority, operation, sloClass, declared,
+                    loadAtArrival, result);
             span.finish(nanos, result, verdict, sloClass);
         } finally {
             if (followed != null) {

@@ -31,6 +31,7 @@ import static dev.llmsidecar.metrics.Label.FORMAT;
 import static dev.llmsidecar.metrics.Label.MODEL;
 import static dev.llmsidecar.metrics.Label.OPERATION;
 import static dev.llmsidecar.metrics.Label.OUTCOME;
+import static dev.llmsidecar.metrics.Label.PRIORITY;
 import static dev.llmsidecar.metrics.Label.PROVIDER;
 import static dev.llmsidecar.metrics.Label.ROUTE;
 import static dev.llmsidecar.metrics.Label.SERVER_ADDRESS;
@@ -168,10 +169,17 @@ public final class LlmMetrics {
      */
     public LiveRequest requestStarted(String model, String tenant, String operation, String provider,
             boolean streaming) {
+        return requestStarted(model, tenant, PriorityLabels.OFF, operation, provider, streaming);
+    }
+
+    /** @param priority the priority label ({@link PriorityLabels}; dropped by the recorders where not exported) */
+    public LiveRequest requestStarted(String model, String tenant, String priority, String operation, String provider,
+            boolean streaming) {
         int load = inFlight.incrementAndGet();
         maxInFlight.accumulateAndGet(load, Math::max);
         waitingFirstToken.change(1);
-        Live meters = live.computeIfAbsent(new LiveKey(model, tenant, operation, provider(provider), streaming),
+        Live meters = live.computeIfAbsent(new LiveKey(model, tenant, priority, operation, provider(provider),
+                streaming),
                 this::newLive);
         if (streaming && !stallModels.contains(model) && stallModels.add(model)) {
             registerStallGauges(model);
@@ -232,13 +240,14 @@ public final class LlmMetrics {
         Bound firstAnswer;
     }
 
-    private record LiveKey(String model, String tenant, String operation, String provider, boolean streaming) {
+    private record LiveKey(String model, String tenant, String priority, String operation, String provider,
+            boolean streaming) {
     }
 
     private Live newLive(LiveKey k) {
         LabelValues v = genai(k.model(), k.operation(), k.provider()).and(STREAMING, k.streaming());
         Live l = new Live();
-        l.ttft = recorders.live(TTFT, v.and(TENANT, k.tenant()));
+        l.ttft = recorders.live(TTFT, v.and(TENANT, k.tenant()).and(PRIORITY, k.priority()));
         // the others exist for streams only: a response that does not stream has no chunks of its own
         boolean s = k.streaming();
         l.firstContentChunk = s ? recorders.live(TIME_TO_FIRST_CONTENT_CHUNK, v) : Recorder.NOTHING;
@@ -291,13 +300,19 @@ public final class LlmMetrics {
      */
     public void requestFinished(String model, String tenant, String operation, String provider, String format,
             RequestResult r) {
+        requestFinished(model, tenant, PriorityLabels.OFF, operation, provider, format, r);
+    }
+
+    /** @param priority the priority label ({@link PriorityLabels}; dropped by the recorders where not exported) */
+    public void requestFinished(String model, String tenant, String priority, String operation, String provider,
+            String format, RequestResult r) {
         inFlight.decrementAndGet();
         lastEndNanos = System.nanoTime();
         String p = provider(provider);
         boolean ok = r.outcome() == Outcome.OK;
         boolean streaming = r.streaming();
         EndReason reason = EndReason.of(r, stall);
-        Ended end = ended.computeIfAbsent(new EndKey(model, tenant, operation, p, streaming, r.outcome(),
+        Ended end = ended.computeIfAbsent(new EndKey(model, tenant, priority, operation, p, streaming, r.outcome(),
                 ok ? null : r.errorType(), reason), Ended::new);
         end.get(REQUESTS).record(1);
         if (r.longestGapNanos() >= 0) {
@@ -312,7 +327,7 @@ public final class LlmMetrics {
         if (r.ttftNanos() >= 0) {
             if (!streaming) {
                 // a response that does not stream: its first token is the whole response, "as it happens" at its end
-                live.computeIfAbsent(new LiveKey(model, tenant, operation, p, false), this::newLive).ttft
+                live.computeIfAbsent(new LiveKey(model, tenant, priority, operation, p, false), this::newLive).ttft
                         .record(r.ttftNanos() / NS);
             }
             end.get(TTFT_AT_END).record(r.ttftNanos() / NS);
@@ -389,8 +404,8 @@ public final class LlmMetrics {
     }
 
     /** What identifies the end-of-request series of one request, but for per-request values bound separately. */
-    private record EndKey(String model, String tenant, String operation, String provider, boolean streaming,
-            Outcome outcome, String errorType, EndReason endReason) {
+    private record EndKey(String model, String tenant, String priority, String operation, String provider,
+            boolean streaming, Outcome outcome, String errorType, EndReason endReason) {
     }
 
     /**
@@ -457,6 +472,7 @@ public final class LlmMetrics {
                     case STREAMING -> key.streaming();
                     case OUTCOME -> key.outcome().label();
                     case TENANT -> key.tenant();
+                    case PRIORITY -> key.priority();
                     case ERROR_TYPE -> key.errorType();
                     case END_REASON -> key.endReason().label();
                     case PROVIDER -> key.provider();

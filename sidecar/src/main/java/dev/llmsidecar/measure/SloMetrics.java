@@ -1,5 +1,6 @@
 package dev.llmsidecar.measure;
 
+import static dev.llmsidecar.metrics.Contract.SLO_DECLARED_VALUES;
 import static dev.llmsidecar.metrics.Contract.SLO_EXCLUDED;
 import static dev.llmsidecar.metrics.Contract.SLO_GOOD_OUTPUT_TOKENS;
 import static dev.llmsidecar.metrics.Contract.SLO_GOOD_REQUESTS;
@@ -10,8 +11,10 @@ import static dev.llmsidecar.metrics.Contract.SLO_REQUESTS;
 import static dev.llmsidecar.metrics.Contract.SLO_TARGET;
 import static dev.llmsidecar.metrics.Contract.SLO_VIOLATIONS;
 import static dev.llmsidecar.metrics.Label.CRITERION;
+import static dev.llmsidecar.metrics.Label.HANDLING;
 import static dev.llmsidecar.metrics.Label.MODEL;
 import static dev.llmsidecar.metrics.Label.OBJECTIVE;
+import static dev.llmsidecar.metrics.Label.PRIORITY;
 import static dev.llmsidecar.metrics.Label.REASON;
 import static dev.llmsidecar.metrics.Label.SLO_CLASS;
 import static dev.llmsidecar.metrics.Label.TENANT;
@@ -19,6 +22,7 @@ import static dev.llmsidecar.metrics.Label.TENANT;
 import dev.llmsidecar.metrics.LabelValues;
 import dev.llmsidecar.metrics.Recorders;
 import dev.llmsidecar.slo.Criterion;
+import dev.llmsidecar.slo.DeclaredTargets;
 import dev.llmsidecar.slo.Objective;
 import dev.llmsidecar.slo.SloVerdict;
 import java.util.List;
@@ -28,7 +32,7 @@ import java.util.List;
  * buckets): goodput = rate(good) / rate(requests), attainment per objective likewise. Declared in the metrics contract;
  * defined in docs/slo.md.
  */
-public final class SloMetrics {
+public final class SloMetrics implements DeclaredTargets.Counter {
 
     private final Recorders recorders;
 
@@ -39,14 +43,38 @@ public final class SloMetrics {
         }
     }
 
+    /** Also exports the declared values' counter at 0 for each criterion and handling, when targets are declared. */
+    public SloMetrics(Recorders recorders, List<Objective> objectives, boolean declared) {
+        this(recorders, objectives);
+        if (declared) {
+            for (Criterion c : List.of(Criterion.TTFT, Criterion.TPOT)) {
+                for (DeclaredTargets.Handling h : DeclaredTargets.Handling.values()) {
+                    recorders.touch(SLO_DECLARED_VALUES, LabelValues.of(CRITERION, c.label()).and(HANDLING, h.label()));
+                }
+            }
+        }
+    }
+
+    @Override
+    public void declared(Criterion criterion, DeclaredTargets.Handling handling) {
+        recorders.count(SLO_DECLARED_VALUES, 1, LabelValues.of(CRITERION, criterion.label())
+                .and(HANDLING, handling.label()));
+    }
+
     public void record(String model, String sloClass, String tenant, long outputTokens, SloVerdict verdict) {
+        record(model, sloClass, tenant, "", outputTokens, verdict);
+    }
+
+    /** @param priority the priority label ({@link PriorityLabels}; dropped by the recorders where not exported) */
+    public void record(String model, String sloClass, String tenant, String priority, long outputTokens,
+            SloVerdict verdict) {
         if (!verdict.counted()) {
             recorders.count(SLO_EXCLUDED, 1, LabelValues.of(MODEL, model).and(SLO_CLASS, sloClass)
                     .and(REASON, verdict.excludedReason()));
             return;
         }
         long tokens = Math.max(0, outputTokens);
-        LabelValues request = LabelValues.of(MODEL, model).and(SLO_CLASS, sloClass);
+        LabelValues request = LabelValues.of(MODEL, model).and(SLO_CLASS, sloClass).and(PRIORITY, priority);
         LabelValues perTenant = request.and(TENANT, tenant);
         // good before all: a scrape between the two increments (event loop vs scrape thread) then sees one good
         // request too many for a moment, never one bad request too many, which over a new objective's first dozen

@@ -7,6 +7,7 @@ import static dev.llmsidecar.metrics.Label.ENGINE;
 import static dev.llmsidecar.metrics.Label.ERROR_TYPE;
 import static dev.llmsidecar.metrics.Label.FINISH_REASON;
 import static dev.llmsidecar.metrics.Label.FORMAT;
+import static dev.llmsidecar.metrics.Label.HANDLING;
 import static dev.llmsidecar.metrics.Label.GPU;
 import static dev.llmsidecar.metrics.Label.LOAD_BAND;
 import static dev.llmsidecar.metrics.Label.METRIC;
@@ -16,6 +17,7 @@ import static dev.llmsidecar.metrics.Label.OPERATION;
 import static dev.llmsidecar.metrics.Label.OUTCOME;
 import static dev.llmsidecar.metrics.Label.PEER;
 import static dev.llmsidecar.metrics.Label.PHASE;
+import static dev.llmsidecar.metrics.Label.PRIORITY;
 import static dev.llmsidecar.metrics.Label.PROVIDER;
 import static dev.llmsidecar.metrics.Label.REASON;
 import static dev.llmsidecar.metrics.Label.RESULT;
@@ -60,7 +62,7 @@ public final class Contract {
     public static final Series TTFT = seconds("gen_ai.server.time_to_first_token", Family.FIRST_TOKEN, LIVE, END_OK,
             "Request received to the first token-bearing chunk (content, reasoning or tool call); for a response that "
                     + "does not stream, the whole response (streaming=\"false\")",
-            genai(MODEL, OPERATION, STREAMING, TENANT));
+            genai(MODEL, OPERATION, STREAMING, TENANT, PRIORITY));
     public static final Series TIME_TO_FIRST_CONTENT_CHUNK = seconds("gen_ai.client.operation.time_to_first_chunk",
             Family.FIRST_TOKEN, LIVE, LIVE, "Request received to the first chunk of generated content (streaming only)",
             genai(MODEL, OPERATION, STREAMING));
@@ -71,13 +73,14 @@ public final class Contract {
     public static final Series CHUNK_GAP = seconds("gen_ai.client.operation.time_per_output_chunk", Family.PER_TOKEN,
             LIVE, LIVE, "Gap between successive token-bearing chunks (streaming only)", genai(MODEL, OPERATION, STREAMING));
     public static final Series TPOT = seconds("gen_ai.server.time_per_output_token", Family.PER_TOKEN, END, END_OK,
-            "Per streaming request: (e2e - ttft) / (output_tokens - 1)", genai(MODEL, OPERATION, STREAMING, OUTCOME, TENANT));
+            "Per streaming request: (e2e - ttft) / (output_tokens - 1)",
+            genai(MODEL, OPERATION, STREAMING, OUTCOME, TENANT, PRIORITY));
     public static final Series ITL = seconds("llm_sidecar.inter_token_latency", Family.PER_TOKEN, END, END,
             "Token-weighted inter-token latency: k samples of gap/k for a chunk carrying k tokens (streaming only)",
-            genai(MODEL, OPERATION, STREAMING, OUTCOME, TENANT));
+            genai(MODEL, OPERATION, STREAMING, OUTCOME, TENANT, PRIORITY));
     public static final Series REQUEST_DURATION = seconds("gen_ai.server.request.duration", Family.REQUEST, END, END,
             "Request received to the last token chunk (successful streams) or to the end of the response",
-            genai(MODEL, OPERATION, STREAMING, OUTCOME, TENANT, ERROR_TYPE));
+            genai(MODEL, OPERATION, STREAMING, OUTCOME, TENANT, PRIORITY, ERROR_TYPE));
     public static final Series UPSTREAM_HEADERS = seconds("llm_sidecar.time_to_upstream_headers", Family.FIRST_TOKEN,
             END, END, "Request received to the upstream's response headers (recorded when the request ends)",
             genai(MODEL, OPERATION, STREAMING));
@@ -184,21 +187,25 @@ public final class Contract {
 
     public static final Series SLO_REQUESTS = counter("llm_sidecar.slo.requests", "{request}",
             "Finished LLM requests that count toward the SLO (server errors included; client errors, harmless "
-                    + "cancellations and requests no objective applies to not)", MODEL, SLO_CLASS, TENANT);
+                    + "cancellations and requests no objective applies to not)", MODEL, SLO_CLASS, TENANT, PRIORITY);
     public static final Series SLO_GOOD_REQUESTS = counter("llm_sidecar.slo.good_requests", "{request}",
-            "Requests that completed and met every applicable objective", MODEL, SLO_CLASS, TENANT);
+            "Requests that completed and met every applicable objective", MODEL, SLO_CLASS, TENANT, PRIORITY);
     public static final Series SLO_OUTPUT_TOKENS = counter("llm_sidecar.slo.output_tokens", "{token}",
-            "Output tokens of the requests in llm_sidecar.slo.requests", MODEL, SLO_CLASS, TENANT);
+            "Output tokens of the requests in llm_sidecar.slo.requests", MODEL, SLO_CLASS, TENANT, PRIORITY);
     public static final Series SLO_GOOD_OUTPUT_TOKENS = counter("llm_sidecar.slo.good_output_tokens", "{token}",
-            "Output tokens of good requests", MODEL, SLO_CLASS, TENANT);
+            "Output tokens of good requests", MODEL, SLO_CLASS, TENANT, PRIORITY);
     public static final Series SLO_OBJECTIVE_REQUESTS = counter("llm_sidecar.slo.objective_requests", "{request}",
-            "Requests an objective applied to", OBJECTIVE, MODEL, SLO_CLASS);
+            "Requests an objective applied to", OBJECTIVE, MODEL, SLO_CLASS, PRIORITY);
     public static final Series SLO_OBJECTIVE_GOOD_REQUESTS = counter("llm_sidecar.slo.objective_good_requests",
-            "{request}", "Requests that met the objective", OBJECTIVE, MODEL, SLO_CLASS);
+            "{request}", "Requests that met the objective", OBJECTIVE, MODEL, SLO_CLASS, PRIORITY);
     public static final Series SLO_VIOLATIONS = counter("llm_sidecar.slo.violations", "{request}",
-            "Requests that violated a criterion of an objective", OBJECTIVE, MODEL, SLO_CLASS, CRITERION);
+            "Requests that violated a criterion of an objective", OBJECTIVE, MODEL, SLO_CLASS, CRITERION,
+            PRIORITY);
     public static final Series SLO_EXCLUDED = counter("llm_sidecar.slo.excluded_requests", "{request}",
             "Finished LLM requests that do not count toward the SLO, by reason", MODEL, SLO_CLASS, REASON);
+    public static final Series SLO_DECLARED_VALUES = counter("llm_sidecar.slo.declared_values", "{value}",
+            "Per-request SLO targets in the declared headers (sidecar.slo.declared), by criterion and how they were "
+                    + "taken: accepted, clamped to the configured bounds, or unparseable (ignored)", CRITERION, HANDLING);
     public static final Series SLO_TARGET = gauge("llm_sidecar.slo.target_ratio", "1",
             "Configured target share of good requests per objective", OBJECTIVE);
 

@@ -22,6 +22,8 @@ public enum Label {
     OBJECTIVE("objective", "llm_sidecar.objective"),
     CRITERION("criterion", "llm_sidecar.slo.criterion"),
     REASON("reason", "llm_sidecar.reason"),
+    /** How a declared SLO target was taken: accepted, clamped, unparseable. */
+    HANDLING("handling", "llm_sidecar.slo.declared_handling"),
     WHEN("when", "llm_sidecar.when"),
     PEER("peer", "llm_sidecar.peer"),
     RESULT("result", "llm_sidecar.result"),
@@ -33,6 +35,11 @@ public enum Label {
     LOAD_BAND("load_band", "llm_sidecar.load_band"),
     PHASE("phase", "llm_sidecar.engine.phase"),
     GPU("gpu", "llm_sidecar.gpu"),
+    /**
+     * The request's scheduling priority (sidecar.priority: vLLM's {@code priority} body field, or a header), bounded
+     * by an allowlist; exported only on the series sidecar.priority.series names.
+     */
+    PRIORITY("priority", "llm_sidecar.request.priority"),
     /** How an LLM request ended (timeline.EndReason): only on llm_sidecar.requests and the abandoned tokens. */
     END_REASON("end_reason", "llm_sidecar.end_reason"),
     /** Where an open stream is: first_token or generation (timeline.StreamPhase). */

@@ -20,77 +20,120 @@ import java.util.function.DoubleSupplier;
  * wrong label, one missing or one too many is refused here, when the series is bound, never exported as a wrong
  * series.
  *
- * <p>The {@link Label#TENANT} label is declared on the series that may carry it and exported only on those chosen
- * ({@code sidecar.tenants.series}): callers always pass a tenant value, and on every other series it is dropped here,
- * so each backend sees a series with one fixed label set.
+ * <p>The optional labels, {@link Label#TENANT} and {@link Label#PRIORITY}, are declared on the series that may carry
+ * them and exported only on those chosen ({@code sidecar.tenants.series}, {@code sidecar.priority.series}): callers
+ * always pass a value, and on every other series it is dropped here, so each backend sees a series with one fixed
+ * label set.
  */
 public final class Recorders {
 
-    private final List<Recorder> recorders;
-    /** Series declared with a tenant that do not export it: the series as exported, without the label. */
-    private final Map<Series, Series> withoutTenant = new IdentityHashMap<>();
+    /** Labels a deployment chooses series for; every other label of a series is always exported. */
+    public static final List<Label> OPTIONAL = List.of(Label.TENANT, Label.PRIORITY);
 
-    /** Without a tenant label on any series. */
+    private final List<Recorder> recorders;
+    /** Series declared with an optional label they do not export: the series as exported, without it. */
+    private final Map<Series, Series> narrowed = new IdentityHashMap<>();
+    /** For each narrowed series, the positions (in the declared order) of the labels it drops. */
+    private final Map<Series, int[]> dropped = new IdentityHashMap<>();
+
+    /** Without any optional label on any series. */
     public Recorders(List<Recorder> recorders) {
-        this(recorders, List.of());
+        this(recorders, Map.of());
     }
 
     /**
      * @param tenantSeries names (OpenTelemetry form) of the series that export the tenant label; each must be
-     *     declared with it
+     *     declared with it. No series exports the priority.
      */
     public Recorders(List<Recorder> recorders, Collection<String> tenantSeries) {
+        this(recorders, Map.of(Label.TENANT, tenantSeries));
+    }
+
+    /**
+     * @param chosen for each optional label, the names (OpenTelemetry form) of the series that export it; each must be
+     *     declared with it. A label not in the map is exported nowhere.
+     */
+    public Recorders(List<Recorder> recorders, Map<Label, ? extends Collection<String>> chosen) {
         this.recorders = List.copyOf(recorders);
-        checkTenantSeries(tenantSeries);
+        chosen.forEach(Recorders::checkSeries);
         for (Series s : Contract.all()) {
-            int tenant = s.labels().indexOf(Label.TENANT);
-            if (tenant >= 0 && !tenantSeries.contains(s.name())) {
-                List<Label> labels = new ArrayList<>(s.labels());
-                labels.remove(tenant);
-                withoutTenant.put(s, new Series(s.name(), s.kind(), s.unit(), s.description(), labels, s.buckets(),
+            List<Label> labels = new ArrayList<>(s.labels());
+            List<Integer> positions = new ArrayList<>();
+            for (int i = 0; i < s.labels().size(); i++) {
+                Label label = s.labels().get(i);
+                Collection<String> chosenSeries = chosen.get(label);
+                if (OPTIONAL.contains(label) && (chosenSeries == null || !chosenSeries.contains(s.name()))) {
+                    positions.add(i);
+                    labels.remove(label);
+                }
+            }
+            if (!positions.isEmpty()) {
+                narrowed.put(s, new Series(s.name(), s.kind(), s.unit(), s.description(), labels, s.buckets(),
                         s.prometheus(), s.otlp()));
+                dropped.put(s, positions.stream().mapToInt(Integer::intValue).toArray());
             }
         }
     }
 
     /** Refuses a name that is not a series declared with a tenant label (a typo would silently drop the label). */
     public static void checkTenantSeries(Collection<String> tenantSeries) {
-        TreeSet<String> unknown = new TreeSet<>(tenantSeries);
+        checkSeries(Label.TENANT, tenantSeries);
+    }
+
+    /** Refuses a name that is not a series declared with {@code label} (a typo would silently drop the label). */
+    public static void checkSeries(Label label, Collection<String> series) {
+        if (!OPTIONAL.contains(label)) {
+            throw new IllegalArgumentException(label + " is not an optional label: it is always exported");
+        }
+        TreeSet<String> unknown = new TreeSet<>(series);
         TreeSet<String> allowed = new TreeSet<>();
         for (Series s : Contract.all()) {
-            if (s.labels().contains(Label.TENANT)) {
+            if (s.labels().contains(label)) {
                 allowed.add(s.name());
                 unknown.remove(s.name());
             }
         }
         if (!unknown.isEmpty()) {
-            throw new IllegalArgumentException("sidecar.tenants.series: " + unknown + " cannot carry a tenant label; "
-                    + "these can: " + allowed);
+            String setting = label == Label.TENANT ? "sidecar.tenants.series" : "sidecar.priority.series";
+            throw new IllegalArgumentException(setting + ": " + unknown + " cannot carry a " + label.prometheus()
+                    + " label; these can: " + allowed);
         }
     }
 
     /** Whether {@code series} exports its tenant label (false also when it has none). */
     public boolean exportsTenant(Series series) {
-        return series.labels().contains(Label.TENANT) && !withoutTenant.containsKey(series);
+        return exports(series, Label.TENANT);
     }
 
-    /** The series as a backend exports it (without its tenant label where that is not chosen). */
+    /** Whether {@code series} exports {@code label} (false also when it has none). */
+    public boolean exports(Series series, Label label) {
+        return exported(series).labels().contains(label);
+    }
+
+    /** The series as a backend exports it (without the optional labels not chosen for it). */
     private Series exported(Series series) {
-        Series exported = withoutTenant.get(series);
+        Series exported = narrowed.get(series);
         return exported == null ? series : exported;
     }
 
-    /** The values in the order of the series as exported: checked against the declared labels, tenant dropped. */
+    /** The values in the order of the series as exported: checked against the declared labels, unchosen dropped. */
     private Object[] positional(Series series, LabelValues values) {
         Object[] ordered = values.inOrderOf(series);
-        return withoutTenant.containsKey(series) ? dropTenant(series, ordered) : ordered;
+        int[] drop = dropped.get(series);
+        return drop == null ? ordered : drop(ordered, drop);
     }
 
-    private static Object[] dropTenant(Series series, Object[] values) {
-        int tenant = series.labels().indexOf(Label.TENANT);
-        Object[] kept = new Object[values.length - 1];
-        System.arraycopy(values, 0, kept, 0, tenant);
-        System.arraycopy(values, tenant + 1, kept, tenant, values.length - tenant - 1);
+    private static Object[] drop(Object[] values, int[] positions) {
+        Object[] kept = new Object[values.length - positions.length];
+        int next = 0;
+        int p = 0;
+        for (int i = 0; i < values.length; i++) {
+            if (p < positions.length && positions[p] == i) {
+                p++;
+            } else {
+                kept[next++] = values[i];
+            }
+        }
         return kept;
     }
 

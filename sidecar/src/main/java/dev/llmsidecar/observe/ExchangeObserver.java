@@ -11,8 +11,11 @@ import dev.llmsidecar.wire.TokenEventSink;
  */
 public interface ExchangeObserver {
 
-    /** An LLM request body was read: the model as the client named it, and whether it asked for a stream. */
-    default void requestInspected(String model, boolean stream) {
+    /**
+     * An LLM request body was read: the model as the client named it, whether it asked for a stream, and the
+     * scheduling priority it asked for (vLLM's integer {@code priority}, null when it names none).
+     */
+    default void requestInspected(String model, boolean stream, Integer priority) {
     }
 
     /**

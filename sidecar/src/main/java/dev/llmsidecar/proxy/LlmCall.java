@@ -56,7 +56,7 @@ final class LlmCall implements RawRelay.Decoding, RequestBytes {
         if (!inspected.decodable()) {
             traffic.count(ProxyEvent.BODY_NOT_INSPECTED_NOT_JSON);
         }
-        observer.requestInspected(inspected.model(), inspected.stream());
+        observer.requestInspected(inspected.model(), inspected.stream(), inspected.priority());
         // the client's own body, before any rewrite; this object is the view, so an observer that reads nothing
         // costs nothing (no copy, no allocation)
         inspecting = body;

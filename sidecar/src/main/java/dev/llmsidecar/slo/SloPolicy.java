@@ -19,6 +19,7 @@ public final class SloPolicy {
     private final String classHeader;
     private final java.util.Set<Integer> badClientStatuses;
     private final Map<String, List<Objective>> applicable = new ConcurrentHashMap<>();
+    private final DeclaredTargets declared;
 
     public SloPolicy(SidecarConfig.Slo config) {
         this.classHeader = config.classHeader();
@@ -29,14 +30,38 @@ public final class SloPolicy {
                 Objective.globs(o.models()), o.sloClass(), nanos(o.ttft()), nanos(o.tpot()), nanos(o.e2e()),
                 nanos(o.itl()), o.itlQuantile(), o.target(), o.ttftNonStreaming())));
         this.objectives = List.copyOf(list);
+        this.declared = new DeclaredTargets(config.declared());
+        for (Objective o : objectives) {
+            if (o.name().startsWith(DeclaredTargets.PREFIX)) {
+                throw new IllegalArgumentException("sidecar.slo.objectives." + o.name() + ": names starting with "
+                        + DeclaredTargets.PREFIX + " are the declared targets' buckets");
+            }
+        }
+        if (declared.enabled() && classes.contains(DeclaredTargets.SLO_CLASS)) {
+            throw new IllegalArgumentException("sidecar.slo.classes: \"" + DeclaredTargets.SLO_CLASS + "\" is the "
+                    + "class of requests that declare their targets (sidecar.slo.declared.enabled)");
+        }
     }
 
     private static long nanos(Optional<Duration> d) {
         return d.map(Duration::toNanos).orElse(-1L);
     }
 
+    /** The configured objectives. */
     public List<Objective> objectives() {
         return objectives;
+    }
+
+    /** The configured objectives and, when targets may be declared, one per declared bucket. */
+    public List<Objective> allObjectives() {
+        List<Objective> all = new ArrayList<>(objectives);
+        all.addAll(declared.bucketObjectives());
+        return all;
+    }
+
+    /** Targets requests declare in their headers (sidecar.slo.declared). */
+    public DeclaredTargets declared() {
+        return declared;
     }
 
     /** Upstream 4xx statuses that count as bad (sidecar.slo.bad-client-statuses). */
@@ -73,6 +98,8 @@ public final class SloPolicy {
     /** Every threshold in seconds, so that it can also be a histogram bucket boundary. */
     public List<Double> thresholdsSeconds() {
         List<Double> t = new ArrayList<>();
+        // the configured objectives only: declared buckets are judged by counters, and their ~14 bounds would widen
+        // every classic histogram for nothing
         for (Objective o : objectives) {
             for (long n : new long[] {o.ttftNanos(), o.tpotNanos(), o.e2eNanos(), o.itlNanos()}) {
                 if (n >= 0) {

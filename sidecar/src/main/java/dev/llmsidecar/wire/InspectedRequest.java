@@ -3,8 +3,8 @@ package dev.llmsidecar.wire;
 import io.vertx.core.buffer.Buffer;
 
 /**
- * What the sidecar learned from an LLM request body: whether it was a JSON object, the model it names and whether it
- * asks for a stream. A format that reads more (OpenAI's stream_options) returns a subclass of its own; the body itself
+ * What the sidecar learned from an LLM request body: whether it was a JSON object, the model it names, whether it
+ * asks for a stream and the scheduling priority it asks for (vLLM's {@code priority}). A format that reads more (OpenAI's stream_options) returns a subclass of its own; the body itself
  * is never changed here.
  */
 public class InspectedRequest {
@@ -13,6 +13,7 @@ public class InspectedRequest {
     private final String model;
     private final boolean stream;
     private final Buffer body;
+    private final Integer priority;
 
     /**
      * @param decodable the body was a JSON object
@@ -21,9 +22,15 @@ public class InspectedRequest {
      * @param body the bytes the client sent
      */
     public InspectedRequest(boolean decodable, String model, boolean stream, Buffer body) {
+        this(decodable, model, stream, null, body);
+    }
+
+    /** @param priority the integer {@code priority} member, or null */
+    public InspectedRequest(boolean decodable, String model, boolean stream, Integer priority, Buffer body) {
         this.decodable = decodable;
         this.model = model;
         this.stream = stream;
+        this.priority = priority;
         this.body = body;
     }
 
@@ -44,6 +51,11 @@ public class InspectedRequest {
         return stream;
     }
 
+    /** The integer {@code priority} member (vLLM's scheduling priority), or null when absent or not an integer. */
+    public Integer priority() {
+        return priority;
+    }
+
     public Buffer body() {
         return body;
     }
@@ -52,16 +64,18 @@ public class InspectedRequest {
     public boolean equals(Object o) {
         return o != null && o.getClass() == getClass() && o instanceof InspectedRequest r && decodable == r.decodable
                 && stream == r.stream && java.util.Objects.equals(model, r.model)
+                && java.util.Objects.equals(priority, r.priority)
                 && java.util.Objects.equals(body, r.body);
     }
 
     @Override
     public int hashCode() {
-        return java.util.Objects.hash(decodable, model, stream, body);
+        return java.util.Objects.hash(decodable, model, stream, priority, body);
     }
 
     @Override
     public String toString() {
-        return getClass().getSimpleName() + "[decodable=" + decodable + ", model=" + model + ", stream=" + stream + "]";
+        return getClass().getSimpleName() + "[decodable=" + decodable + ", model=" + model + ", stream=" + stream
+                + (priority == null ? "" : ", priority=" + priority) + "]";
     }
 }

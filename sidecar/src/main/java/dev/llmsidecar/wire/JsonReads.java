@@ -232,6 +232,15 @@ public final class JsonReads {
         return v == JsonToken.VALUE_TRUE;
     }
 
+    /** The value as an int when it is an integer in int range, else null; anything else is skipped. */
+    public static Integer intOrNull(JsonParser p, JsonToken v) throws IOException {
+        if (v == JsonToken.VALUE_NUMBER_INT && p.getNumberType() == JsonParser.NumberType.INT) {
+            return p.getIntValue();
+        }
+        p.skipChildren();
+        return null;
+    }
+
     /** True when the value is an object; it is skipped either way. */
     public static boolean isObject(JsonParser p, JsonToken v) throws IOException {
         p.skipChildren();

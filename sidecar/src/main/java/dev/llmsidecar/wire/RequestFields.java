@@ -4,7 +4,10 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonToken;
 import io.vertx.core.buffer.Buffer;
 
-/** Reads the top-level {@code model} and {@code stream} members of a JSON request body; never changes it. */
+/**
+ * Reads the top-level {@code model}, {@code stream} and {@code priority} members of a JSON request body; never changes
+ * it.
+ */
 public final class RequestFields {
 
     private final JsonFactory json;
@@ -24,6 +27,7 @@ public final class RequestFields {
             }
             String model = null;
             boolean stream = streamDefault;
+            Integer priority = null;
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String name = p.currentName();
                 JsonToken v = p.nextToken();
@@ -31,6 +35,8 @@ public final class RequestFields {
                     model = p.getText();
                 } else if ("stream".equals(name) && (v == JsonToken.VALUE_TRUE || v == JsonToken.VALUE_FALSE)) {
                     stream = v == JsonToken.VALUE_TRUE;
+                } else if ("priority".equals(name)) {
+                    priority = JsonReads.intOrNull(p, v);
                 } else {
                     p.skipChildren();
                 }
@@ -38,7 +44,7 @@ public final class RequestFields {
             if (p.currentToken() != JsonToken.END_OBJECT || p.nextToken() != null) {
                 return null;
             }
-            return new InspectedRequest(true, model, stream, body);
+            return new InspectedRequest(true, model, stream, priority, body);
         });
         return read != null ? read : InspectedRequest.undecodable(streamDefault, body);
     }

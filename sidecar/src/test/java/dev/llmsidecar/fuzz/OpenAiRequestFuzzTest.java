@@ -86,11 +86,14 @@ class OpenAiRequestFuzzTest {
 
         String model = JsonTree.text(root.path("model"));
         JsonNode stream = root.path("stream");
+        // vLLM's scheduling priority: an integer in int range, else none
+        Integer priority = root.path("priority").isInt() ? root.path("priority").intValue() : null;
         assertThat(notByDefault).as("RequestFields, stream by default false: %s", shown).isEqualTo(new InspectedRequest(
-                true, model, stream.isBoolean() ? stream.booleanValue() : false, notByDefault.body()));
+                true, model, stream.isBoolean() ? stream.booleanValue() : false, priority, notByDefault.body()));
         assertThat(streamByDefault).as("RequestFields, stream by default true: %s", shown).isEqualTo(
-                new InspectedRequest(true, model, stream.isBoolean() ? stream.booleanValue() : true,
+                new InspectedRequest(true, model, stream.isBoolean() ? stream.booleanValue() : true, priority,
                         streamByDefault.body()));
+        assertThat(inspected.priority()).as("priority: %s", shown).isEqualTo(priority);
 
         assertThat(inspected.decodable()).as("decodable: %s", shown).isTrue();
         assertThat(inspected.model()).as("model: %s", shown).isEqualTo(model);

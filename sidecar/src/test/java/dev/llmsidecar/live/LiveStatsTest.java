@@ -59,9 +59,9 @@ class LiveStatsTest {
     }
 
     void report(String model, LlmOperation op, String sloClass, RequestResult r) {
-        var live = telemetry.reporter().started(model, "unknown", op, r.streaming());
+        var live = telemetry.reporter().started(model, "unknown", "", op, r.streaming());
         live.onEnd(); // (the timeline's last call)
-        telemetry.reporter().finished(model, model, "unknown", op, sloClass, live.loadAtArrival(), r);
+        telemetry.reporter().finished(model, model, "unknown", "", op, sloClass, null, live.loadAtArrival(), r);
     }
 
     @Test

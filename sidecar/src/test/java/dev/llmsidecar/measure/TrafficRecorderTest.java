@@ -66,7 +66,7 @@ class TrafficRecorderTest {
 
     /** A stream: role chunk at 10 ms, tokens at 200, 220, 240 ms, usage, end at 250 ms; each write 1 ms after. */
     static void stream(ExchangeObserver x, long t0) {
-        x.requestInspected("m1", true);
+        x.requestInspected("m1", true, null);
         x.requestSent();
         TokenEventSink sink = x.responseStarted(200, true, t0 + 5 * MS);
         sink.onDataChunk(t0 + 10 * MS);
@@ -112,7 +112,7 @@ class TrafficRecorderTest {
     void inFlightAndWaitingFollowTheCallsOfAnOpenExchange() {
         TrafficObserver traffic = traffic(Map.of());
         ExchangeObserver x = traffic.exchangeStarted(new Head(Map.of()), CHAT, 0);
-        x.requestInspected("m1", true);
+        x.requestInspected("m1", true, null);
         assertThat(scrape().sum("llm_sidecar_requests_in_flight")).as("not sent yet").isZero();
         x.requestSent();
         assertThat(scrape().sum("llm_sidecar_requests_in_flight")).isEqualTo(1);
@@ -131,7 +131,7 @@ class TrafficRecorderTest {
     void aRequestThatFailedBeforeItsResponseIsStillOneRequest() {
         TrafficObserver traffic = traffic(Map.of());
         ExchangeObserver x = traffic.exchangeStarted(new Head(Map.of()), CHAT, 0);
-        x.requestInspected("m1", false);
+        x.requestInspected("m1", false, null);
         x.requestSent();
         x.ended(Outcome.UPSTREAM_ERROR, 502, 30 * MS);
         Scrape s = scrape();

@@ -84,11 +84,13 @@ class MetricsContractParityTest {
         SdkMeterProvider provider = SdkMeterProvider.builder().registerMetricReader(collector)
                 .registerMetricProducer(produced).build();
         Buckets buckets = new Buckets(Buckets.Preset.DEFAULT, List.of(), List.of(), List.of(0.3));
-        // every series that can carry a tenant does: the declared labels are then all exported
-        List<String> tenantSeries = Contract.all().stream().filter(x -> x.labels().contains(Label.TENANT))
-                .map(Series::name).toList();
+        // every series that can carry a tenant or a priority does: the declared labels are then all exported
+        Map<Label, List<String>> optional = new java.util.HashMap<>();
+        for (Label l : Recorders.OPTIONAL) {
+            optional.put(l, Contract.all().stream().filter(x -> x.labels().contains(l)).map(Series::name).toList());
+        }
         Recorders recorders = new Recorders(List.of(new PrometheusRecorder(registry.getPrometheusRegistry(), buckets),
-                new OtelRecorder(provider.get("parity"), buckets, produced)), tenantSeries);
+                new OtelRecorder(provider.get("parity"), buckets, produced)), optional);
         var config = TestConfigs.sidecar("http://127.0.0.1:1", Map.of(
                 "sidecar.slo.objectives.interactive.ttft", "PT0.3S",
                 "sidecar.windows.durations", "PT1M,PT5M", "sidecar.windows.drift-short", "PT1M",
@@ -96,7 +98,7 @@ class MetricsContractParityTest {
         SloPolicy policy = new SloPolicy(config.slo());
         LlmMetrics metrics = new LlmMetrics(recorders, config.metrics(),
                 new LlmMetrics.Upstream("openai", "127.0.0.1", 8000));
-        SloMetrics slo = new SloMetrics(recorders, policy.objectives());
+        SloMetrics slo = new SloMetrics(recorders, policy.objectives(), true); // declared values too
         LiveWindows windows = new LiveWindows(recorders, config.windows(), System::nanoTime);
         dev.llmsidecar.measure.SaturationMetrics saturation = new dev.llmsidecar.measure.SaturationMetrics(recorders,
                 config.saturation(), metrics::inFlight, System::nanoTime);
@@ -164,21 +166,21 @@ class MetricsContractParityTest {
             // traffic: every kind of request
             for (RequestResult r : List.of(stream(Outcome.OK, 200, true), stream(Outcome.UPSTREAM_ERROR, 500, false),
                     stream(Outcome.CLIENT_CANCELLED, 200, false), whole(true))) {
-                var live = metrics.requestStarted("m", "t", "chat", null, r.streaming());
+                var live = metrics.requestStarted("m", "t", "1", "chat", null, r.streaming());
                 live.onFirstResponseChunk(10 * MS);
                 live.onFirstToken(100 * MS);
                 live.onFirstReasoningToken(100 * MS);
                 live.onFirstAnswerToken(150 * MS);
                 live.onChunkGap(50 * MS);
                 live.onEnd();
-                metrics.requestFinished("m", "t", "chat", null, "openai_chat", r);
+                metrics.requestFinished("m", "t", "1", "chat", null, "openai_chat", r);
                 saturation.record(live.loadAtArrival(), r);
                 var verdict = SloEvaluator.evaluate(r, policy.applicable("m", "default"));
-                slo.record("m", "default", "t", r.outputTokens(), verdict);
+                slo.record("m", "default", "t", "1", r.outputTokens(), verdict);
                 windows.record("m", r);
                 work.record("m", "t", r, verdict);
             }
-            slo.record("m", "default", "t", 1, SloEvaluator.evaluate(stream(Outcome.OK, 200, false), List.of()));
+            slo.record("m", "default", "t", "1", 1, SloEvaluator.evaluate(stream(Outcome.OK, 200, false), List.of()));
             metrics.chunkWritten(MS);
             Thread.sleep(300); // the waiting depth is sampled on a 250 ms grid: one grid point has passed
             metrics.sampleQueueDepth();

@@ -115,6 +115,8 @@ class OpsEndToEndTest {
         config.put("sidecar.windows.drift-baseline", "PT30S");
         config.put("sidecar.windows.drift-min-samples", "5");
         config.put("sidecar.tenants.source", "api-key-hash"); // the tenant panels read real label values
+        config.put("sidecar.slo.declared.enabled", "true"); // the declared-target panels read real buckets
+        config.put("sidecar.priority.enabled", "true"); // and the priority panels real priorities
         config.put("sidecar.cost.input-price-per-million", "0.2"); // the cost panels read real values
         config.put("sidecar.cost.output-price-per-million", "0.8");
 
@@ -423,8 +425,14 @@ class OpsEndToEndTest {
                     : new JsonObject().put("model", i % 3 == 0 ? "sim-qwen-7b" : "sim-llama-8b").put("stream", stream)
                             .put("messages", new JsonArray().add(new JsonObject().put("role", "user")
                                     .put("content", prompt))).encode();
+            if (!completions && i % 4 == 3) {
+                body = new JsonObject(body).put("priority", i % 3).encode(); // vLLM's scheduling priority
+            }
             RequestOptions options = new RequestOptions().setPort(f.proxyPort).setMethod(HttpMethod.POST).setURI(path)
                     .putHeader("content-type", "application/json").putHeader("x-slo-class", sloClass);
+            if (i % 8 == 5) {
+                options.putHeader("x-llm-d-slo-ttft-ms", i % 16 == 5 ? "400" : "1500"); // caller-declared targets
+            }
             boolean cancel = false;
             if (p == Phase.DEGRADED) {
                 switch (i % 10) {

@@ -2,6 +2,7 @@ package dev.llmsidecar.ops;
 
 import static dev.llmsidecar.metrics.Label.MODEL;
 import static dev.llmsidecar.metrics.Label.OPERATION;
+import static dev.llmsidecar.metrics.Label.PRIORITY;
 import static dev.llmsidecar.metrics.Label.PROVIDER;
 import static dev.llmsidecar.metrics.Label.SERVER_ADDRESS;
 import static dev.llmsidecar.metrics.Label.SERVER_PORT;
@@ -157,7 +158,7 @@ class OpsNativeHistogramFleetTest {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         Recorders recorders = SeriesBudgetTest.worstCase(registry, Buckets.Preset.DEFAULT, List.of());
         Bound ttft = recorders.live(Contract.TTFT, LabelValues.of(MODEL, "fleet").and(OPERATION, "chat")
-                .and(STREAMING, "true").and(TENANT, "unknown").and(PROVIDER, null).and(SERVER_ADDRESS, null)
+                .and(STREAMING, "true").and(TENANT, "unknown").and(PRIORITY, "").and(PROVIDER, null).and(SERVER_ADDRESS, null)
                 .and(SERVER_PORT, null));
         MetricsScrape scrape = new MetricsScrape();
         HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);

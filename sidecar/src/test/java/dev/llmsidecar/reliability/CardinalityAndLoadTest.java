@@ -154,14 +154,14 @@ class CardinalityAndLoadTest {
     /** One streamed request with two tokens, reported as the proxy does; cancelled by the client when asked. */
     static void oneStream(RequestReporter reporter, LlmOperation chat, String modelName, String model, String tenant,
             String sloClass, boolean cancelled) {
-        var live = reporter.started(model, tenant, chat, true);
+        var live = reporter.started(model, tenant, "", chat, true);
         long t = System.nanoTime();
         RequestTimeline timeline = new RequestTimeline(t, true, live);
         timeline.onUpstreamHeaders(t + 1_000_000);
         timeline.onDataChunk(t + 2_000_000);
         timeline.onTokenChunk(t + 3_000_000, false, -1);
         timeline.onTokenChunk(t + 4_000_000, false, -1);
-        reporter.finished(modelName, model, tenant, chat, sloClass, live.loadAtArrival(),
+        reporter.finished(modelName, model, tenant, "", chat, sloClass, null, live.loadAtArrival(),
                 timeline.finish(t + 5_000_000, cancelled ? Outcome.CLIENT_CANCELLED : Outcome.OK, 200));
     }
 

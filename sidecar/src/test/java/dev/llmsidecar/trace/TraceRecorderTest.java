@@ -120,7 +120,7 @@ class TraceRecorderTest {
     /** An exchange that arrived and whose body was read; {@link #end} finishes it. */
     static ExchangeObserver arrive(TrafficObserver traffic, LlmOperation op, Map<String, String> headers, String body) {
         ExchangeObserver x = traffic.exchangeStarted(new Head(headers), op, System.nanoTime());
-        x.requestInspected("m1", true);
+        x.requestInspected("m1", true, null);
         if (body != null) {
             x.requestBody(new Body(body));
         }
@@ -456,7 +456,7 @@ class TraceRecorderTest {
             }
         };
         ExchangeObserver x = t.traffic().exchangeStarted(new Head(Map.of()), CHAT, System.nanoTime());
-        x.requestInspected("m1", true);
+        x.requestInspected("m1", true, null);
         var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         long id = Thread.currentThread().getId();
         for (int i = 0; i < 1000; i++) {

@@ -19,7 +19,13 @@ public final class OpenAiRequest extends InspectedRequest {
      */
     public OpenAiRequest(boolean decodable, String model, boolean stream, UsageRequest usage, BodyEdit usageEdit,
             Buffer body) {
-        super(decodable, model, stream, body);
+        this(decodable, model, stream, null, usage, usageEdit, body);
+    }
+
+    /** @param priority the integer {@code priority} member (vLLM's scheduling priority), or null */
+    public OpenAiRequest(boolean decodable, String model, boolean stream, Integer priority, UsageRequest usage,
+            BodyEdit usageEdit, Buffer body) {
+        super(decodable, model, stream, priority, body);
         this.usage = usage;
         this.usageEdit = usageEdit;
     }

@@ -9,7 +9,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Reads model / stream / stream_options from an OpenAI request body and describes the minimal textual edit (at
+ * Reads model / stream / stream_options / priority from an OpenAI request body and describes the minimal textual edit (at
  * Jackson-reported byte offsets) that would turn stream_options.include_usage on; every other byte of the body is
  * left as the client sent it. An explicit {@code "include_usage": false}, or stream_options with members of its own
  * (vLLM's continuous_usage_stats, for one), is never edited; nor is a body in UTF-16 or UTF-32 (JSON between systems
@@ -35,7 +35,7 @@ public final class OpenAiRequestInspector {
             return OpenAiRequest.undecodable(body);
         }
         if (!scan.stream) {
-            return new OpenAiRequest(true, scan.model, false, UsageRequest.NOT_APPLICABLE, null, body);
+            return new OpenAiRequest(true, scan.model, false, scan.priority, UsageRequest.NOT_APPLICABLE, null, body);
         }
         UsageRequest usage;
         BodyEdit edit = null;
@@ -57,13 +57,14 @@ public final class OpenAiRequestInspector {
                 edit = new BodyEdit(scan.objectAt + 1, 0, STREAM_OPTIONS_MEMBER);
             }
         }
-        return new OpenAiRequest(true, scan.model, true, usage, edit, body);
+        return new OpenAiRequest(true, scan.model, true, scan.priority, usage, edit, body);
     }
 
     private static final class Scan {
         int objectAt = -1;
         String model;
         boolean stream;
+        Integer priority;
         Boolean includeUsage;           // null: absent, or not a boolean
         int streamOptionsObjectAt = -1;
         int streamOptionsNullAt = -1;
@@ -90,6 +91,7 @@ public final class OpenAiRequestInspector {
                     }
                     case "stream" -> s.stream = JsonReads.isTrue(p, v);
                     case "stream_options" -> readStreamOptions(p, v, s);
+                    case "priority" -> s.priority = JsonReads.intOrNull(p, v);
                     default -> p.skipChildren();
                 }
             }

@@ -34,7 +34,7 @@ public final class TgiFormat extends JsonWireFormat {
     @Override
     public InspectedRequest inspect(Buffer body) {
         InspectedRequest r = super.inspect(body);
-        return new InspectedRequest(r.decodable(), r.model(), streamPath, body);
+        return new InspectedRequest(r.decodable(), r.model(), streamPath, r.priority(), body);
     }
 
     @Override

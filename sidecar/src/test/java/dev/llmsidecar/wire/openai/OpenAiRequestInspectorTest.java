@@ -29,6 +29,19 @@ class OpenAiRequestInspectorTest {
     }
 
     @Test
+    void readsVllmsIntegerPriorityAndNothingElseAsOne() {
+        assertThat(inspect("{\"model\":\"m\",\"priority\":-3,\"stream\":true}").priority()).isEqualTo(-3);
+        assertThat(inspect("{\"priority\":0}").priority()).isZero();
+        for (String other : new String[] {"\"1\"", "1.5", "2147483648", "null", "[1]", "{\"p\":1}", "true"}) {
+            OpenAiRequest r = inspect("{\"model\":\"m\",\"priority\":" + other + ",\"stream\":true}");
+            assertThat(r.priority()).as(other).isNull();
+            assertThat(r.model()).as(other).isEqualTo("m");
+            assertThat(r.stream()).as(other).isTrue();
+        }
+        assertThat(inspect("{\"model\":\"m\"}").priority()).isNull();
+    }
+
+    @Test
     void fillsAnEmptyOrNullStreamOptions() {
         assertThat(inspect("{\"stream\":true,\"stream_options\":{ }}").bodyWithUsage().toString())
                 .isEqualTo("{\"stream\":true,\"stream_options\":{\"include_usage\":true }}");
