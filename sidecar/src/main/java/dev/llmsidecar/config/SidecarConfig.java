@@ -262,17 +262,15 @@ public interface SidecarConfig {
             @WithDefault("PT0.05S")
             Duration ttftMin();
 
-            /** Largest TTFT a request may declare; at most the largest bucket. */
-            @WithDefault("PT30S")
-            Duration ttftMax();
+            /** Largest TTFT a request may declare; at most the largest bucket, which it is when unset. */
+            Optional<Duration> ttftMax();
 
             /** Smallest TPOT a request may declare. */
             @WithDefault("PT0.005S")
             Duration tpotMin();
 
-            /** Largest TPOT a request may declare; at most the largest bucket. */
-            @WithDefault("PT0.5S")
-            Duration tpotMax();
+            /** Largest TPOT a request may declare; at most the largest bucket, which it is when unset. */
+            Optional<Duration> tpotMax();
 
             /** Share of good requests each declared bucket's objective targets (its burn-rate alerts use it). */
             @WithDefault("0.99")

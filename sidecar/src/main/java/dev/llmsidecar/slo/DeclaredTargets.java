@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.function.UnaryOperator;
 import java.util.regex.Pattern;
 
@@ -141,7 +142,7 @@ public final class DeclaredTargets {
         private final long max;
         private final double target;
 
-        Buckets(Criterion criterion, List<Duration> buckets, Duration min, Duration max, double target,
+        Buckets(Criterion criterion, List<Duration> buckets, Duration min, Optional<Duration> max, double target,
                 String setting) {
             this.criterion = criterion;
             this.target = target;
@@ -150,10 +151,10 @@ public final class DeclaredTargets {
                 throw new IllegalArgumentException(setting + "-buckets: at least one, each positive: " + buckets);
             }
             this.min = min.toNanos();
-            this.max = max.toNanos();
+            this.max = max.map(Duration::toNanos).orElse(bounds[bounds.length - 1]);
             if (this.min <= 0 || this.min > this.max || this.max > bounds[bounds.length - 1]) {
                 throw new IllegalArgumentException(setting + "-min and -max: 0 < min <= max <= the largest bucket ("
-                        + millis(bounds[bounds.length - 1]) + "): " + min + ", " + max);
+                        + millis(bounds[bounds.length - 1]) + "): " + min + ", " + max.map(Duration::toString).orElse("unset"));
             }
             List<Objective> list = new ArrayList<>(bounds.length);
             for (long bound : bounds) {

@@ -400,6 +400,12 @@ class OpsHelmChartTest {
                 "sidecar.tenants.series=llm_sidecar.requests,llm_sidecar.tokens,gen_ai.server.time_to_first_token",
                 "sidecar.saturation.knee=48", "sidecar.cost.gpu-hour-price=2.49", "sidecar.cost.gpus=2",
                 "sidecar.gpu.dcgm-url=http://nvidia-dcgm-exporter.gpu-operator.svc:9400/metrics");
+        assertThat(out).contains("sidecar.slo.declared.enabled=true",
+                "sidecar.slo.declared.ttft-buckets=PT0.2S,PT1S,PT5S", "sidecar.slo.declared.target=0.95",
+                "sidecar.priority.enabled=true", "sidecar.priority.values=0,1",
+                "sidecar.priority.header=x-request-priority",
+                "sidecar.priority.series=llm_sidecar.slo.requests,gen_ai.server.time_to_first_token")
+                .doesNotContain("sidecar.slo.declared.tpot-buckets");
         assertThat(out).contains("sidecar.trace.enabled=true", "sidecar.trace.max-file-bytes=134217728",
                 "sidecar.trace.session-header=x-session-id", "name: llm-trace-key", "claimName: shared-traces",
                 "fsGroup: 185");
