@@ -5,21 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.llmsidecar.ops.OpsTools;
 import dev.llmsidecar.ops.PrometheusServer;
 import dev.llmsidecar.support.Scrape;
+import dev.llmsidecar.testkit.LeavingClient;
 import dev.llmsidecar.testkit.Processes;
 import dev.llmsidecar.testkit.Repo;
 import io.vertx.core.json.JsonObject;
-import java.io.ByteArrayOutputStream;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.Socket;
-import java.net.SocketTimeoutException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.function.DoublePredicate;
-import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
@@ -123,59 +116,10 @@ class StallRealEngineIT {
         throw new AssertionError(name + " never active: " + prometheus.api("/api/v1/alerts") + "\n" + prometheus.log());
     }
 
-    /** A raw-socket client that reads as long as it likes. */
-    static final class Client implements AutoCloseable {
-        final Socket socket;
-        final InputStream in;
-        final ByteArrayOutputStream received = new ByteArrayOutputStream();
-
-        Client(int port, String body) throws Exception {
-            socket = new Socket(InetAddress.getLoopbackAddress(), port);
-            socket.setSoTimeout(20);
-            byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-            OutputStream out = socket.getOutputStream();
-            out.write(("POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
-                    + "content-length: " + bytes.length + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
-            out.write(bytes);
-            out.flush();
-            in = socket.getInputStream();
-        }
-
-        String text() {
-            return received.toString(StandardCharsets.UTF_8);
-        }
-
-        /** Reads until {@code enough} holds or the connection ends, at most {@code seconds}. */
-        boolean readUntil(Predicate<String> enough, double seconds) throws Exception {
-            byte[] buf = new byte[16384];
-            long deadline = System.nanoTime() + (long) (seconds * 1e9);
-            while (System.nanoTime() < deadline) {
-                if (enough.test(text())) {
-                    return true;
-                }
-                try {
-                    int n = in.read(buf);
-                    if (n < 0) {
-                        return enough.test(text());
-                    }
-                    received.write(buf, 0, n);
-                } catch (SocketTimeoutException quiet) {
-                    // nothing yet
-                }
-            }
-            return enough.test(text());
-        }
-
-        @Override
-        public void close() throws Exception {
-            socket.close();
-        }
-    }
-
     @Test
     void frozenThenResumedTheGaugeClearsAndTheStreamCompletes() throws Exception {
         double completedBefore = scrape().sum("llm_sidecar_requests_total", "end_reason", "completed");
-        try (Client c = new Client(sidecar.proxyPort, LONG)) {
+        try (LeavingClient c = new LeavingClient(sidecar.proxyPort, LONG, Map.of())) {
             assertThat(c.readUntil(t -> tokens(t) >= 5, 30)).as("first tokens: " + c.text()).isTrue();
             signal("STOP");
             long stopped = System.nanoTime();
@@ -205,7 +149,7 @@ class StallRealEngineIT {
     void frozenAndNeverResumedTheClientGivesUpAndItEndsStalled() throws Exception {
         try {
             int received;
-            try (Client c = new Client(sidecar.proxyPort, LONG)) {
+            try (LeavingClient c = new LeavingClient(sidecar.proxyPort, LONG, Map.of())) {
                 assertThat(c.readUntil(t -> tokens(t) >= 5, 30)).as("first tokens: " + c.text()).isTrue();
                 signal("STOP");
                 await(THRESHOLD_S + 10, v -> v >= 1, "llm_sidecar_stalled_streams", "stream_phase", "generation");

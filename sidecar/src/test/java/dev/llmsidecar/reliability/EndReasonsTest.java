@@ -3,19 +3,15 @@ package dev.llmsidecar.reliability;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.llmsidecar.sim.EngineBehaviour;
-import dev.llmsidecar.support.ProxyFixture;
 import dev.llmsidecar.support.ProxyFixture.Received;
+import dev.llmsidecar.support.ProxyFixture;
 import dev.llmsidecar.support.Scrape;
+import dev.llmsidecar.testkit.LeavingClient;
 import dev.llmsidecar.testkit.RawUpstream;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
-import java.io.ByteArrayOutputStream;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.net.Socket;
-import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.function.DoublePredicate;
@@ -83,61 +79,11 @@ class EndReasonsTest {
         }
     }
 
-    /** A client on a raw socket: it reads what it is sent, as long as it likes, and leaves by closing. */
-    static final class RawClient implements AutoCloseable {
-        final Socket socket;
-        final InputStream in;
-        final ByteArrayOutputStream received = new ByteArrayOutputStream();
-        long lastByteNanos;
-
-        RawClient(int port, String body, Map<String, String> headers) throws Exception {
-            socket = new Socket(InetAddress.getLoopbackAddress(), port);
-            socket.setSoTimeout(20);
-            byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-            StringBuilder head = new StringBuilder("POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\n"
-                    + "content-type: application/json\r\ncontent-length: " + bytes.length + "\r\n");
-            headers.forEach((k, v) -> head.append(k).append(": ").append(v).append("\r\n"));
-            OutputStream out = socket.getOutputStream();
-            out.write(head.append("\r\n").toString().getBytes(StandardCharsets.ISO_8859_1));
-            out.write(bytes);
-            out.flush();
-            in = socket.getInputStream();
-        }
-
-        String text() {
-            return received.toString(StandardCharsets.UTF_8);
-        }
-
-        /** Reads until {@code enough} holds (at most 10 s), then until nothing came for {@code quietMs}. */
-        String readUntil(Predicate<String> enough, long quietMs) throws Exception {
-            byte[] buf = new byte[8192];
-            long deadline = System.nanoTime() + 10_000_000_000L;
-            boolean satisfied = false;
-            long last = System.nanoTime();
-            while (System.nanoTime() < deadline) {
-                try {
-                    int n = in.read(buf);
-                    if (n < 0) {
-                        break;
-                    }
-                    received.write(buf, 0, n);
-                    last = lastByteNanos = System.nanoTime();
-                } catch (SocketTimeoutException quiet) {
-                    // nothing yet
-                }
-                satisfied = satisfied || enough.test(text());
-                if (satisfied && System.nanoTime() - last >= quietMs * 1_000_000L) {
-                    break;
-                }
-            }
-            assertThat(satisfied).as("the client got what it waited for: " + text()).isTrue();
-            return text();
-        }
-
-        @Override
-        public void close() throws Exception {
-            socket.close(); // the client leaves
-        }
+    /** Reads until {@code enough} holds (at most 10 s), then until nothing came for {@code quietMs}. */
+    static String read(LeavingClient c, Predicate<String> enough, long quietMs) throws Exception {
+        assertThat(c.readUntilQuiet(enough, quietMs, 10)).as("the client got what it waited for: " + c.text())
+                .isTrue();
+        return c.text();
     }
 
     @Test
@@ -227,8 +173,8 @@ class EndReasonsTest {
     @Test
     void aClientGoneBeforeItsFirstToken() throws Exception {
         try (ProxyFixture f = new ProxyFixture(ENGINE, Map.of())) {
-            try (RawClient c = new RawClient(f.proxyPort, STREAM, Map.of("x-sim-ttft-ms", "5000"))) {
-                c.readUntil(t -> t.startsWith("HTTP/1.1 200"), 200); // the head and the role chunk, no token
+            try (LeavingClient c = new LeavingClient(f.proxyPort, STREAM, Map.of("x-sim-ttft-ms", "5000"))) {
+                read(c, t -> t.startsWith("HTTP/1.1 200"), 200); // the head and the role chunk, no token
                 assertThat(tokens(c.text())).isZero();
             }
             Scrape s = awaitEnded(f, "client_gone_before_first_token");
@@ -243,9 +189,9 @@ class EndReasonsTest {
         try (ProxyFixture f = new ProxyFixture(ENGINE, Map.of())) {
             String received;
             // the engine sends 7 token chunks, then nothing (connection kept): the client reads all it gets, leaves
-            try (RawClient c = new RawClient(f.proxyPort, STREAM, Map.of("x-sim-stall-after-chunks", "7",
+            try (LeavingClient c = new LeavingClient(f.proxyPort, STREAM, Map.of("x-sim-stall-after-chunks", "7",
                     "x-sim-output-tokens", "50"))) {
-                received = c.readUntil(t -> tokens(t) >= 7, 300);
+                received = read(c, t -> tokens(t) >= 7, 300);
             }
             int clientTokens = tokens(received);
             assertThat(clientTokens).isEqualTo(7);
@@ -264,11 +210,11 @@ class EndReasonsTest {
             f.post(f.proxyPort, "/v1/chat/completions", STREAM, Map.of()); // a warm path
             String received;
             double shownAfter;
-            try (RawClient c = new RawClient(f.proxyPort, STREAM, Map.of("x-sim-stall-after-chunks", "3",
+            try (LeavingClient c = new LeavingClient(f.proxyPort, STREAM, Map.of("x-sim-stall-after-chunks", "3",
                     "x-sim-output-tokens", "50"))) {
-                received = c.readUntil(t -> tokens(t) >= 3, 100);
+                received = read(c, t -> tokens(t) >= 3, 100);
                 Scrape s = awaitValue(f, v -> v == 1, "llm_sidecar_stalled_streams", "stream_phase", "generation");
-                shownAfter = (System.nanoTime() - c.lastByteNanos) / 1e9;
+                shownAfter = (System.nanoTime() - c.lastByteNanos()) / 1e9;
                 assertThat(s.sum("llm_sidecar_stalled_streams", "model", "sim-llama-8b", "stream_phase",
                         "first_token")).isZero();
                 assertThat(s.sum("llm_sidecar_stream_longest_silence_seconds", "stream_phase", "generation"))
@@ -296,12 +242,12 @@ class EndReasonsTest {
         try (ProxyFixture f = new ProxyFixture(ENGINE, Map.of("sidecar.stall.first-token-threshold", "PT0.5S",
                 "sidecar.upstream.idle-timeout", "PT2S"))) {
             f.post(f.proxyPort, "/v1/chat/completions", STREAM, Map.of());
-            try (RawClient c = new RawClient(f.proxyPort, STREAM, Map.of("x-sim-stall-after-chunks", "0"))) {
-                c.readUntil(t -> t.startsWith("HTTP/1.1 200"), 100);
+            try (LeavingClient c = new LeavingClient(f.proxyPort, STREAM, Map.of("x-sim-stall-after-chunks", "0"))) {
+                read(c, t -> t.startsWith("HTTP/1.1 200"), 100);
                 awaitValue(f, v -> v == 1, "llm_sidecar_stalled_streams", "stream_phase", "first_token");
                 assertThat(f.scrape().sum("llm_sidecar_stalled_streams", "stream_phase", "generation")).isZero();
                 // the idle timeout cuts it: the client sees its connection close
-                c.readUntil(t -> true, 3_000);
+                read(c, t -> true, 3_000);
             }
             Scrape s = awaitEnded(f, "stalled");
             assertThat(s.sum("llm_sidecar_requests_total", "end_reason", "stalled", "outcome", "upstream_broken"))
