@@ -54,6 +54,17 @@ public final class PrometheusServer implements AutoCloseable {
                 """.formatted(rules, managementPort, namespace, pod);
     }
 
+    /**
+     * Debian's prometheus in a new temporary directory, evaluating the shipped rules (deploy/prometheus/rules.yml) and
+     * scraping one sidecar every second ({@link #scrapingSidecar}); the tests that run a packaged sidecar use it.
+     */
+    public static PrometheusServer withShippedRules(int managementPort, String namespace, String pod)
+            throws Exception {
+        return start(OpsTools.require("prometheus", "apt-get install prometheus"),
+                Files.createTempDirectory(pod + "-prometheus"),
+                scrapingSidecar(OpsTools.ROOT.resolve("deploy/prometheus/rules.yml"), managementPort, namespace, pod));
+    }
+
     /** Starts prometheus with {@code config} (YAML) in {@code dir}; waits (at most 60 s) until /-/ready. */
     public static PrometheusServer start(Path binary, Path dir, String config) throws Exception {
         return start(binary, dir, config, "exemplar-storage");

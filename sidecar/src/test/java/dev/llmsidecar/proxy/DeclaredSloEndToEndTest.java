@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -44,16 +45,8 @@ class DeclaredSloEndToEndTest {
         return f.send(f.proxyPort, HttpMethod.POST, "/v1/chat/completions", Buffer.buffer(body), headers);
     }
 
-    /** Arrival of the first read carrying a token (non-empty content; the role prelude's content is empty). */
-    static long firstTokenRead(ProxyFixture.Received r) {
-        java.util.regex.Pattern token = java.util.regex.Pattern.compile("\"content\":\"[^\"]");
-        for (int i = 0; i < r.reads().size(); i++) {
-            if (token.matcher(r.reads().get(i).toString()).find()) {
-                return r.chunkNanos().get(i);
-            }
-        }
-        return -1;
-    }
+    /** A read carrying a token: non-empty content (the role prelude's content is empty). */
+    static final Pattern TOKEN = Pattern.compile("\"content\":\"[^\"]");
 
     @Test
     void attainmentPerDeclaredClassMatchesTheClientsOwnCount() {
@@ -77,7 +70,7 @@ class DeclaredSloEndToEndTest {
             for (Sent s : sent) {
                 ProxyFixture.Received r = ProxyFixture.await(s.response());
                 assertThat(r.status()).isEqualTo(200);
-                long first = firstTokenRead(r);
+                long first = r.firstRead(read -> TOKEN.matcher(read).find());
                 assertThat(first).as("a token reached the client").isPositive();
                 double clientTtftMs = (first - r.sentNanos()) / 1e6;
                 int limit = s.declaredMs() < 0 ? 200 : s.declaredMs();

@@ -2,15 +2,11 @@ package dev.llmsidecar.realengine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.llmsidecar.ops.OpsTools;
 import dev.llmsidecar.ops.PrometheusServer;
 import dev.llmsidecar.support.Scrape;
 import dev.llmsidecar.testkit.LeavingClient;
 import dev.llmsidecar.testkit.Processes;
-import dev.llmsidecar.testkit.Repo;
 import io.vertx.core.json.JsonObject;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Map;
 import java.util.function.DoublePredicate;
 import java.util.regex.Matcher;
@@ -37,7 +33,6 @@ class StallRealEngineIT {
     Processes.Running engine;
     Processes.Sidecar sidecar;
     PrometheusServer prometheus;
-    Path promDir;
 
     @BeforeAll
     void start() throws Exception {
@@ -45,10 +40,7 @@ class StallRealEngineIT {
         engine = Processes.llamaServer(port);
         sidecar = new Processes.Sidecar("http://127.0.0.1:" + port, Map.of(),
                 Map.of("sidecar.stall.threshold", "PT1S"));
-        promDir = Files.createTempDirectory("stall-it-prometheus");
-        prometheus = PrometheusServer.start(OpsTools.require("prometheus", "apt-get install prometheus"), promDir,
-                PrometheusServer.scrapingSidecar(Repo.root().resolve("deploy/prometheus/rules.yml"),
-                        sidecar.managementPort, "it", "stall-it"));
+        prometheus = PrometheusServer.withShippedRules(sidecar.managementPort, "it", "stall-it");
     }
 
     @AfterAll

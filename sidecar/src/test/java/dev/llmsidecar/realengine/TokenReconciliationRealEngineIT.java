@@ -2,19 +2,15 @@ package dev.llmsidecar.realengine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.llmsidecar.ops.OpsTools;
 import dev.llmsidecar.ops.PrometheusServer;
 import dev.llmsidecar.support.Scrape;
 import dev.llmsidecar.testkit.Processes;
-import dev.llmsidecar.testkit.Repo;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -48,10 +44,7 @@ class TokenReconciliationRealEngineIT {
 
     /** Prometheus with the shipped rules, scraping the sidecar every second from now on. */
     void startPrometheus() throws Exception {
-        Path dir = Files.createTempDirectory("reconciliation-it-prometheus");
-        prometheus = PrometheusServer.start(OpsTools.require("prometheus", "apt-get install prometheus"), dir,
-                PrometheusServer.scrapingSidecar(Repo.root().resolve("deploy/prometheus/rules.yml"),
-                        sidecar.managementPort, "it", "reconcile-it"));
+        prometheus = PrometheusServer.withShippedRules(sidecar.managementPort, "it", "reconcile-it");
     }
 
     @AfterAll

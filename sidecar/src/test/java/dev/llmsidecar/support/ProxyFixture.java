@@ -52,8 +52,13 @@ public final class ProxyFixture implements AutoCloseable {
 
         /** Arrival time of the first read containing {@code marker}, or -1. */
         public long firstReadContaining(String marker) {
+            return firstRead(read -> read.contains(marker));
+        }
+
+        /** Arrival time of the first read whose text {@code matches}, or -1. */
+        public long firstRead(java.util.function.Predicate<String> matches) {
             for (int i = 0; i < reads.size(); i++) {
-                if (reads.get(i).toString().contains(marker)) {
+                if (matches.test(reads.get(i).toString())) {
                     return chunkNanos.get(i);
                 }
             }
