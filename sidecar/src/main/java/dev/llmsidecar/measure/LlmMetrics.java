@@ -165,14 +165,9 @@ public final class LlmMetrics {
      * Starts the live part of an LLM request: in-flight and waiting gauges, first token and chunk gaps as they happen.
      *
      * @param tenant the tenant label ({@link TenantLabels}; dropped by the recorders where it is not exported)
+     * @param priority the priority label ({@link PriorityLabels}; likewise)
      * @param provider the format's own gen_ai.provider.name, or null for the configured one
      */
-    public LiveRequest requestStarted(String model, String tenant, String operation, String provider,
-            boolean streaming) {
-        return requestStarted(model, tenant, PriorityLabels.OFF, operation, provider, streaming);
-    }
-
-    /** @param priority the priority label ({@link PriorityLabels}; dropped by the recorders where not exported) */
     public LiveRequest requestStarted(String model, String tenant, String priority, String operation, String provider,
             boolean streaming) {
         int load = inFlight.incrementAndGet();
@@ -295,15 +290,10 @@ public final class LlmMetrics {
     /**
      * Records everything that is final only when the request ended.
      *
+     * @param priority the priority label ({@link PriorityLabels}; dropped by the recorders where not exported)
      * @param provider the format's own gen_ai.provider.name, or null for the configured one
      * @param format the wire format's name, for the per-format undecodable counter
      */
-    public void requestFinished(String model, String tenant, String operation, String provider, String format,
-            RequestResult r) {
-        requestFinished(model, tenant, PriorityLabels.OFF, operation, provider, format, r);
-    }
-
-    /** @param priority the priority label ({@link PriorityLabels}; dropped by the recorders where not exported) */
     public void requestFinished(String model, String tenant, String priority, String operation, String provider,
             String format, RequestResult r) {
         inFlight.decrementAndGet();

@@ -61,10 +61,6 @@ public final class SloMetrics implements DeclaredTargets.Counter {
                 .and(HANDLING, handling.label()));
     }
 
-    public void record(String model, String sloClass, String tenant, long outputTokens, SloVerdict verdict) {
-        record(model, sloClass, tenant, "", outputTokens, verdict);
-    }
-
     /** @param priority the priority label ({@link PriorityLabels}; dropped by the recorders where not exported) */
     public void record(String model, String sloClass, String tenant, String priority, long outputTokens,
             SloVerdict verdict) {

@@ -23,7 +23,7 @@ class LlmMetricsFormatTest {
         LlmMetrics metrics = new LlmMetrics(PrometheusRecorder.only(registry.getPrometheusRegistry()),
                 TestConfigs.sidecar("http://127.0.0.1:1", Map.of()).metrics(), LlmMetrics.Upstream.NONE);
 
-        RequestTimeline.LiveListener live = metrics.requestStarted("m", "", "chat", null, true);
+        RequestTimeline.LiveListener live = metrics.requestStarted("m", "", "", "chat", null, true);
         RequestTimeline t = new RequestTimeline(0, true, live);
         t.onTokenChunk(100 * MS, true, -1);
         t.onTokenChunk(150 * MS, true, -1);
@@ -35,13 +35,13 @@ class LlmMetricsFormatTest {
         t.onTokenChunk(420 * MS, false, -1);
         t.onUndecodable();
         t.onUndecodable();
-        metrics.requestFinished("m", "", "chat", null, "anthropic_messages", t.finish(500 * MS, Outcome.OK, 200));
+        metrics.requestFinished("m", "", "", "chat", null, "anthropic_messages", t.finish(500 * MS, Outcome.OK, 200));
 
-        RequestTimeline.LiveListener other = metrics.requestStarted("m", "", "text_completion", null, true);
+        RequestTimeline.LiveListener other = metrics.requestStarted("m", "", "", "text_completion", null, true);
         RequestTimeline u = new RequestTimeline(0, true, other);
         u.onTokenChunk(30 * MS, false, 1);
         u.onUndecodable();
-        metrics.requestFinished("m", "", "text_completion", null, "tgi", u.finish(40 * MS, Outcome.OK, 200));
+        metrics.requestFinished("m", "", "", "text_completion", null, "tgi", u.finish(40 * MS, Outcome.OK, 200));
 
         Scrape s = new Scrape(registry.scrape());
         String[] chat = {"model", "m", "operation", "chat", "streaming", "true"};

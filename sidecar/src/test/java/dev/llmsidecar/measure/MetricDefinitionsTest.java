@@ -49,10 +49,10 @@ class MetricDefinitionsTest {
 
     /** Runs one request through the metrics as the proxy does: live events while it runs, then its end. */
     RequestResult run(boolean streaming, Outcome outcome, java.util.function.Consumer<RequestTimeline> feed, long end) {
-        RequestTimeline t = new RequestTimeline(0, streaming, metrics.requestStarted("m", "", "chat", null, streaming));
+        RequestTimeline t = new RequestTimeline(0, streaming, metrics.requestStarted("m", "", "", "chat", null, streaming));
         feed.accept(t);
         RequestResult r = t.finish(end, outcome, outcome == Outcome.OK ? 200 : 502);
-        metrics.requestFinished("m", "", "chat", null, "openai_chat", r);
+        metrics.requestFinished("m", "", "", "chat", null, "openai_chat", r);
         return r;
     }
 

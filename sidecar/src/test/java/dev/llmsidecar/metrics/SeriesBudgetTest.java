@@ -139,7 +139,7 @@ public class SeriesBudgetTest {
                     for (long cached : new long[] {60, 0, -1}) {
                         for (boolean slow : new boolean[] {false, true}) {
                             RequestTimeline t = new RequestTimeline(0, streaming,
-                                    metrics.requestStarted("m", "a", "chat", null, streaming));
+                                    metrics.requestStarted("m", "a", "", "chat", null, streaming));
                             long gap = slow ? 2000 * MS : 20 * MS;
                             t.onUpstreamHeaders(5 * MS);
                             t.onDataChunk(10 * MS);
@@ -150,10 +150,10 @@ public class SeriesBudgetTest {
                             t.onFinishReason(finishReasons.get(n % finishReasons.size()));
                             t.onServerTimings(new ServerTimings(MS, MS, 50 * MS, 40 * MS));
                             RequestResult r = t.finish((slow ? 40_000 : 200) * MS, outcome, status);
-                            metrics.requestFinished("m", "a", "chat", null, "openai_chat", r);
+                            metrics.requestFinished("m", "a", "", "chat", null, "openai_chat", r);
                             var verdict = SloEvaluator.evaluate(r, policy.applicable("m", "default"),
                                     policy.badClientStatuses());
-                            slo.record("m", "default", "a", r.outputTokens(), verdict);
+                            slo.record("m", "default", "a", "", r.outputTokens(), verdict);
                             work.record("m", "a", r, verdict);
                             windows.record("m", r);
                             n++;
@@ -163,19 +163,19 @@ public class SeriesBudgetTest {
             }
             // the end_reason values the loop above cannot reach: an error inside a 200 stream, no head at all, a
             // client gone before the first token
-            RequestTimeline inStream = new RequestTimeline(0, streaming, metrics.requestStarted("m", "a", "chat", null,
+            RequestTimeline inStream = new RequestTimeline(0, streaming, metrics.requestStarted("m", "a", "", "chat", null,
                     streaming));
             inStream.onUpstreamHeaders(5 * MS);
             inStream.onStreamError();
-            metrics.requestFinished("m", "a", "chat", null, "openai_chat", inStream.finish(100 * MS, Outcome.OK, 200));
-            RequestTimeline noHead = new RequestTimeline(0, streaming, metrics.requestStarted("m", "a", "chat", null,
+            metrics.requestFinished("m", "a", "", "chat", null, "openai_chat", inStream.finish(100 * MS, Outcome.OK, 200));
+            RequestTimeline noHead = new RequestTimeline(0, streaming, metrics.requestStarted("m", "a", "", "chat", null,
                     streaming));
-            metrics.requestFinished("m", "a", "chat", null, "openai_chat",
+            metrics.requestFinished("m", "a", "", "chat", null, "openai_chat",
                     noHead.finish(100 * MS, Outcome.UPSTREAM_ERROR, 502));
-            RequestTimeline gone = new RequestTimeline(0, streaming, metrics.requestStarted("m", "a", "chat", null,
+            RequestTimeline gone = new RequestTimeline(0, streaming, metrics.requestStarted("m", "a", "", "chat", null,
                     streaming));
             gone.onUpstreamHeaders(5 * MS);
-            metrics.requestFinished("m", "a", "chat", null, "openai_chat",
+            metrics.requestFinished("m", "a", "", "chat", null, "openai_chat",
                     gone.finish(100 * MS, Outcome.CLIENT_CANCELLED, 200));
         }
     }
