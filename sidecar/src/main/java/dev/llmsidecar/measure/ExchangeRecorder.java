@@ -99,7 +99,7 @@ final class ExchangeRecorder implements ExchangeObserver {
             var live = reporter.started(model, tenant, priority, operation, streaming);
             loadAtArrival = live.loadAtArrival();
             timeline = new RequestTimeline(receivedNanos, streaming, span == RequestSpan.NOOP ? live
-                    : new SpanScopedListener(live, span));
+                    : new SpanScopedListener(live, span), metrics.itlGrid());
         }
     }
 

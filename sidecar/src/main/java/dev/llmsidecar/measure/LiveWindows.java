@@ -92,7 +92,7 @@ public final class LiveWindows {
             windows.record(model, Metric.TPOT, r.tpotNanos());
         }
         windows.record(model, Metric.E2E, r.e2eNanos());
-        r.itl().forEach((sample, count) -> windows.record(model, Metric.ITL, sample, count));
+        r.itl().forEach((seconds, count) -> windows.record(model, Metric.ITL, Math.round(seconds * 1e9), count));
     }
 
     private void registerGauges(String model) {

@@ -16,6 +16,7 @@ import static dev.llmsidecar.metrics.Contract.TOKEN_SOURCE;
 import static dev.llmsidecar.metrics.Contract.TOKEN_USAGE;
 import static dev.llmsidecar.metrics.Contract.TTFT;
 import static dev.llmsidecar.metrics.Contract.TTFT_BY_CACHE;
+import static dev.llmsidecar.metrics.Contract.ENGINE_VALUES_CLAMPED;
 import static dev.llmsidecar.metrics.Contract.UNDECODABLE;
 import static dev.llmsidecar.metrics.Contract.WAITING_DEPTH;
 import static dev.llmsidecar.metrics.Contract.WAITING_FIRST_TOKEN;
@@ -27,6 +28,7 @@ import static dev.llmsidecar.metrics.Label.CACHE;
 import static dev.llmsidecar.metrics.Label.END_REASON;
 import static dev.llmsidecar.metrics.Label.ERROR_TYPE;
 import static dev.llmsidecar.metrics.Label.FINISH_REASON;
+import static dev.llmsidecar.metrics.Label.FIELD;
 import static dev.llmsidecar.metrics.Label.FORMAT;
 import static dev.llmsidecar.metrics.Label.MODEL;
 import static dev.llmsidecar.metrics.Label.OPERATION;
@@ -51,7 +53,9 @@ import dev.llmsidecar.metrics.Recorder.Bound;
 import dev.llmsidecar.metrics.Recorder;
 import dev.llmsidecar.metrics.Recorders;
 import dev.llmsidecar.metrics.Series;
+import dev.llmsidecar.timeline.ClampedValue;
 import dev.llmsidecar.timeline.EndReason;
+import dev.llmsidecar.timeline.ItlGrid;
 import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.timeline.RequestResult;
 import dev.llmsidecar.timeline.RequestTimeline;
@@ -88,6 +92,7 @@ public final class LlmMetrics {
     }
 
     private final Recorders recorders;
+    private final ItlGrid itlGrid;
     private final ModelLabels models;
     private final Upstream upstream;
     private final ProxyCounters proxy;
@@ -107,6 +112,11 @@ public final class LlmMetrics {
     private final LongSupplier stallClock;
     private volatile StallScan lastScan;
 
+    /** The bucket layout of every stream's ITL samples. */
+    public ItlGrid itlGrid() {
+        return itlGrid;
+    }
+
     public LlmMetrics(Recorders recorders, SidecarConfig.Metrics config, Upstream upstream) {
         this(recorders, config, upstream, StallThresholds.DEFAULTS, System::nanoTime);
     }
@@ -122,6 +132,8 @@ public final class LlmMetrics {
         this.recorders = recorders;
         this.upstream = upstream;
         this.models = new ModelLabels(config.maxModels(), config.pinnedModels().orElse(List.of()));
+        // every stream's ITL buckets nest inside the exported ones (which hold the SLO thresholds)
+        this.itlGrid = ItlGrid.of(recorders.bounds(dev.llmsidecar.metrics.Contract.ITL));
         this.proxy = new ProxyCounters(recorders);
         recorders.observe(IN_FLIGHT, inFlight::get);
         this.waitingFirstToken = new DepthSampler(recorders.live(WAITING_DEPTH, LabelValues.NONE), System::nanoTime);
@@ -136,6 +148,9 @@ public final class LlmMetrics {
      * dashboard shows 0 where nothing happened yet, not "No data".
      */
     private void registerKnownCounters() {
+        for (ClampedValue v : ClampedValue.values()) {
+            recorders.touch(ENGINE_VALUES_CLAMPED, LabelValues.of(FIELD, v.label()));
+        }
         for (String route : List.of("llm", "other")) {
             for (String statusClass : List.of("2xx", "3xx", "4xx", "5xx", "none")) {
                 recorders.touch(HTTP_REQUESTS, LabelValues.of(ROUTE, route).and(STATUS_CLASS, statusClass));
@@ -332,18 +347,17 @@ public final class LlmMetrics {
             end.get(TPOT).record(r.tpotNanos() / NS);
         }
         if (streaming && r.itl().sampleCount() > 0) {
-            Bound itl = end.get(ITL);
-            r.itl().forEach((sample, count) -> {
-                for (int i = 0; i < count; i++) {
-                    itl.record(sample / NS);
-                }
-            });
+            // one (value, count) pair per occupied bucket of the stream's ITL histogram: work bounded by its buckets
+            r.itl().forEach(end.get(ITL)::record);
         }
         engineSide(end, r);
         tokens(end, r);
         end.get(OUTPUT_TOKEN_SOURCE[r.outputTokenSource().ordinal()]).record(1);
         recorders.end(FINISH_REASONS, ok, 1, LabelValues.of(MODEL, model)
                 .and(FINISH_REASON, FinishReasons.label(r.finishReason())));
+        for (ClampedValue v : r.clamped()) {
+            recorders.count(ENGINE_VALUES_CLAMPED, 1, LabelValues.of(FIELD, v.label()));
+        }
         if (r.undecodableChunks() > 0) {
             recorders.end(UNDECODABLE, ok, r.undecodableChunks(), LabelValues.of(OPERATION, operation)
                     .and(FORMAT, format));

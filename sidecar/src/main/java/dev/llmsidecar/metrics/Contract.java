@@ -150,6 +150,9 @@ public final class Contract {
             "LLM request bodies forwarded without inspection (not_json, too_large)", REASON);
     public static final Series UNDECODABLE = counter("llm_sidecar.undecodable_chunks", "{event}",
             "Response chunks or bodies that could not be decoded (forwarded untouched)", OPERATION, FORMAT);
+    public static final Series ENGINE_VALUES_CLAMPED = counter("llm_sidecar.engine_values_clamped", "{value}",
+            "Numbers in engine responses capped before use, by field: token counts above 2^24, a chunk credited with "
+                    + "more than 4096 tokens for ITL (the counts exported are the capped ones)", Label.FIELD);
 
     // ---- the proxy keeping traffic flowing ----
 

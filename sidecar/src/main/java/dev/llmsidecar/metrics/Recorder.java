@@ -10,12 +10,34 @@ public interface Recorder {
     interface Bound {
         /** A histogram observation (seconds for a seconds series) or a counter increment. */
         void record(double value);
+
+        /**
+         * {@code count} histogram observations of {@code value} (a counter: value * count). A backend that can add
+         * them at once does: the samples of a request's token-weighted ITL come as (value, count) pairs.
+         */
+        default void record(double value, long count) {
+            for (long i = 0; i < count; i++) {
+                record(value);
+            }
+        }
     }
 
-    Bound NOTHING = value -> {
+    Bound NOTHING = new Bound() {
+        @Override
+        public void record(double value) {
+        }
+
+        @Override
+        public void record(double value, long count) {
+        }
     };
 
     Backend backend();
+
+    /** The classic bucket bounds this backend exports {@code series} with (a histogram), or none. */
+    default java.util.List<Double> bounds(Series series) {
+        return java.util.List.of();
+    }
 
     /**
      * The handle of {@code series} with {@code values}, one per label of the series in its order (String, Boolean for

@@ -145,6 +145,17 @@ public final class Recorders {
         return recorders;
     }
 
+    /** The classic bounds {@code series} is exported with (every backend uses the same), or none. */
+    public List<Double> bounds(Series series) {
+        for (Recorder r : recorders) {
+            List<Double> b = r.bounds(series);
+            if (!b.isEmpty()) {
+                return b;
+            }
+        }
+        return List.of();
+    }
+
     /** A handle for values recorded as they happen (bind once, record many: chunk gaps, write delays). */
     public Bound live(Series series, LabelValues values) {
         Object[] v = positional(series, values);
@@ -246,9 +257,19 @@ public final class Recorders {
             case 1 -> targets.get(0);
             default -> {
                 Bound[] all = targets.toArray(Bound[]::new);
-                yield value -> {
-                    for (Bound b : all) {
-                        b.record(value);
+                yield new Bound() {
+                    @Override
+                    public void record(double value) {
+                        for (Bound b : all) {
+                            b.record(value);
+                        }
+                    }
+
+                    @Override
+                    public void record(double value, long count) {
+                        for (Bound b : all) {
+                            b.record(value, count);
+                        }
                     }
                 };
             }

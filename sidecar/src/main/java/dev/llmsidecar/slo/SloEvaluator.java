@@ -65,7 +65,7 @@ public final class SloEvaluator {
                 if (o.e2eNanos() >= 0 && r.e2eNanos() > o.e2eNanos()) {
                     violated.add(Criterion.E2E);
                 }
-                if (o.itlNanos() >= 0 && itlQuantile(r.itl(), o.itlQuantile()) > o.itlNanos()) {
+                if (o.itlNanos() >= 0 && itlAbove(r.itl(), o.itlQuantile(), o.itlNanos())) {
                     violated.add(Criterion.ITL);
                 }
             }
@@ -113,38 +113,13 @@ public final class SloEvaluator {
         return broken ? new SloVerdict(false, List.copyOf(results)) : SloVerdict.excluded(SloVerdict.CLIENT_CANCELLED);
     }
 
-    /** Token-weighted quantile of a request's ITL samples (nearest rank); -1 when it has none. */
-    static long itlQuantile(ItlSamples itl, double q) {
+    /**
+     * The request's token-weighted q-quantile of ITL (nearest rank) is above {@code nanos}: fewer than ceil(q * n) of
+     * its n samples are at or under it. Exact, as the threshold is a bound of every stream's ITL buckets. False without
+     * samples.
+     */
+    static boolean itlAbove(ItlSamples itl, double q, long nanos) {
         long total = itl.sampleCount();
-        if (total == 0) {
-            return -1;
-        }
-        if (total == itl.gaps()) {
-            // one token per gap, as most streams have: the sorted gaps themselves (no boxed order to sort)
-            long[] gaps = new long[itl.gaps()];
-            for (int i = 0; i < gaps.length; i++) {
-                gaps[i] = itl.gapNanos(i);
-            }
-            java.util.Arrays.sort(gaps);
-            return gaps[(int) Math.max(0, Math.ceil(q * total) - 1)];
-        }
-        long[] values = new long[itl.gaps()];
-        int[] weights = new int[itl.gaps()];
-        Integer[] order = new Integer[itl.gaps()];
-        for (int i = 0; i < itl.gaps(); i++) {
-            values[i] = itl.gapNanos(i) / itl.tokens(i);
-            weights[i] = itl.tokens(i);
-            order[i] = i;
-        }
-        java.util.Arrays.sort(order, (a, b) -> Long.compare(values[a], values[b]));
-        long rank = (long) Math.ceil(q * total);
-        long seen = 0;
-        for (int i : order) {
-            seen += weights[i];
-            if (seen >= rank) {
-                return values[i];
-            }
-        }
-        return values[order[order.length - 1]];
+        return total > 0 && itl.atOrUnder(nanos) < Math.max(1, (long) Math.ceil(q * total));
     }
 }

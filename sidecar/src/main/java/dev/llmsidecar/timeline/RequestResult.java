@@ -22,6 +22,7 @@ package dev.llmsidecar.timeline;
  *     else -1
  * @param longestGapNanos streaming with a token: the longest silence after the first token, between two token chunks
  *     or, for a stream that did not complete, from the last one to the end; else -1
+ * @param clamped the engine's numbers that were capped before use (none, nearly always)
  */
 public record RequestResult(
         boolean streaming,
@@ -47,7 +48,8 @@ public record RequestResult(
         long reasoningTokens,
         boolean terminated,
         long endSilenceNanos,
-        long longestGapNanos) {
+        long longestGapNanos,
+        java.util.Set<ClampedValue> clamped) {
 
     /** Builds a result by name: seven durations side by side must not be swappable by position. */
     public static Builder builder(boolean streaming, Outcome outcome, int status) {
@@ -78,6 +80,7 @@ public record RequestResult(
         private String responseModel;
         private long reasoningTokens = -1;
         private boolean terminated;
+        private java.util.Set<ClampedValue> clamped = java.util.Set.of();
         private long endSilenceNanos = -1;
         private long longestGapNanos = -1;
 
@@ -179,11 +182,17 @@ public record RequestResult(
             return this;
         }
 
+        /** The engine's numbers capped before use. */
+        public Builder clamped(java.util.Set<ClampedValue> clamped) {
+            this.clamped = clamped;
+            return this;
+        }
+
         public RequestResult build() {
             return new RequestResult(streaming, outcome, status, ttftNanos, firstResponseChunkNanos, firstReasoningNanos,
                     firstContentNanos, e2eNanos, tpotNanos, upstreamHeadersNanos, outputTokens, outputTokenSource,
                     promptTokens, cachedTokens, finishReason, tokenChunks, undecodableChunks, itl, serverTimings,
-                    responseModel, reasoningTokens, terminated, endSilenceNanos, longestGapNanos);
+                    responseModel, reasoningTokens, terminated, endSilenceNanos, longestGapNanos, clamped);
         }
     }
 

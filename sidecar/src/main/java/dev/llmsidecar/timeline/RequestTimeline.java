@@ -3,7 +3,6 @@ package dev.llmsidecar.timeline;
 import dev.llmsidecar.wire.ServerTimings;
 import dev.llmsidecar.wire.TokenEventSink;
 import dev.llmsidecar.wire.Usage;
-import java.util.Arrays;
 
 /**
  * The timestamps of one LLM request, fed by a wire-format decoder as bytes arrive, turned into a
@@ -58,19 +57,33 @@ public final class RequestTimeline implements TokenEventSink {
         };
     }
 
+    /** How a stream's chunks are weighted for ITL, decided at its first gap. */
+    private enum Weights {
+        /** Fewer than two token chunks so far. */
+        UNDECIDED,
+        /** Each chunk's tokens known as it arrives: one per chunk, or the cumulative counts of continuous usage. */
+        PER_CHUNK,
+        /** Known only at the end (usage): the raw gaps are kept and the total spread evenly over them then. */
+        AT_END
+    }
+
     private final long startNanos;
     private final boolean streaming;
     private final LiveListener live;
+    private final ItlGrid grid;
 
     private long upstreamHeadersNanos = -1;
     private long firstResponseChunkNanos = -1;
     private long firstReasoningNanos = -1;
     private long firstContentNanos = -1;
-    // grown by doubling; small to start, since thousands of streams are open at once
-    private long[] chunkNanos = new long[16];
-    // only while every chunk so far carried a cumulative token count (continuous usage); usually never allocated
-    private long[] chunkCumulativeTokens;
-    private boolean everyChunkCounted = true;
+    // what the end-of-request values need, and no more: memory does not grow with the stream
+    private long firstChunkNanos = -1;
+    private long lastChunkNanos = -1;
+    private long longestGapNanos;
+    private long lastCumulativeTokens = -1;
+    private Weights weights = Weights.UNDECIDED;
+    private ItlHistogram itl; // from the first gap
+    private int clamped; // bits of ClampedValue ordinals
     private int chunks;
     private Usage usage;
     private ServerTimings serverTimings;
@@ -81,10 +94,17 @@ public final class RequestTimeline implements TokenEventSink {
     private int undecodable;
     private RequestResult result;
 
+    /** A timeline on a grid without classic bounds (tests that do not export). */
     public RequestTimeline(long startNanos, boolean streaming, LiveListener live) {
+        this(startNanos, streaming, live, ItlGrid.NATIVE_ONLY);
+    }
+
+    /** @param grid the ITL buckets: the exported ITL bounds, every SLO threshold among them */
+    public RequestTimeline(long startNanos, boolean streaming, LiveListener live, ItlGrid grid) {
         this.startNanos = startNanos;
         this.streaming = streaming;
         this.live = live;
+        this.grid = grid;
         live.onStart(startNanos);
     }
 
@@ -131,40 +151,62 @@ public final class RequestTimeline implements TokenEventSink {
             live.onFirstAnswerToken(nanos - startNanos);
         }
         if (chunks == 0) {
+            firstChunkNanos = nanos;
             live.onFirstToken(nanos - startNanos);
         } else {
-            live.onChunkGap(nanos - chunkNanos[chunks - 1]);
+            long gap = nanos - lastChunkNanos;
+            live.onChunkGap(gap);
+            longestGapNanos = Math.max(longestGapNanos, gap);
+            itlSample(gap, cumulativeOutputTokens);
         }
-        if (chunks == chunkNanos.length) {
-            chunkNanos = Arrays.copyOf(chunkNanos, chunks * 2);
-        }
-        chunkNanos[chunks] = nanos;
-        recordCumulative(cumulativeOutputTokens);
+        // a chunk without a count leaves the next one's tokens unknown too: only a delta between two counts is exact
+        lastCumulativeTokens = cumulativeOutputTokens >= 0
+                ? clamp(cumulativeOutputTokens, ClampedValue.COMPLETION_TOKENS) : -1;
+        lastChunkNanos = nanos;
         chunks++;
         live.onToken(nanos);
     }
 
-    private void recordCumulative(long cumulativeOutputTokens) {
-        if (!everyChunkCounted) {
-            return;
+    /** The gap that ended with this chunk, as ITL samples: k samples of gap/k for a chunk of k tokens. */
+    private void itlSample(long gap, long cumulativeOutputTokens) {
+        boolean counted = cumulativeOutputTokens >= 0 && lastCumulativeTokens >= 0;
+        if (weights == Weights.UNDECIDED) {
+            weights = counted ? Weights.PER_CHUNK : Weights.AT_END;
+            itl = new ItlHistogram(grid);
         }
-        if (cumulativeOutputTokens < 0) {
-            // one chunk without a count: per-chunk token counts are unknown for good
-            everyChunkCounted = false;
-            chunkCumulativeTokens = null;
-            return;
+        long tokens = 1; // a chunk of continuous usage without a count or after one without: one token
+        if (weights == Weights.PER_CHUNK && counted) {
+            // continuous usage: exact tokens per chunk
+            tokens = Math.max(1, clamp(cumulativeOutputTokens, ClampedValue.COMPLETION_TOKENS) - lastCumulativeTokens);
+            if (tokens > ClampedValue.MAX_TOKENS_PER_CHUNK) {
+                clamped |= 1 << ClampedValue.TOKENS_PER_CHUNK.ordinal();
+                tokens = ClampedValue.MAX_TOKENS_PER_CHUNK;
+            }
         }
-        if (chunkCumulativeTokens == null) {
-            chunkCumulativeTokens = new long[chunkNanos.length];
-        } else if (chunkCumulativeTokens.length < chunkNanos.length) {
-            chunkCumulativeTokens = Arrays.copyOf(chunkCumulativeTokens, chunkNanos.length);
+        itl.add(gap / tokens, (int) tokens);
+    }
+
+    /** {@code value} capped at {@link ClampedValue#MAX_TOKENS}, the cap noted. */
+    private long clamp(long value, ClampedValue which) {
+        if (value > ClampedValue.MAX_TOKENS) {
+            clamped |= 1 << which.ordinal();
+            return ClampedValue.MAX_TOKENS;
         }
-        chunkCumulativeTokens[chunks] = cumulativeOutputTokens;
+        return value;
     }
 
     @Override
     public void onUsage(Usage usage) {
-        this.usage = usage;
+        long max = ClampedValue.MAX_TOKENS;
+        if (usage.promptTokens() <= max && usage.completionTokens() <= max && usage.cachedTokens() <= max
+                && usage.reasoningTokens() <= max) {
+            this.usage = usage; // as always: no copy per chunk of continuous usage
+            return;
+        }
+        this.usage = new Usage(clamp(usage.promptTokens(), ClampedValue.PROMPT_TOKENS),
+                clamp(usage.completionTokens(), ClampedValue.COMPLETION_TOKENS),
+                clamp(usage.cachedTokens(), ClampedValue.CACHED_TOKENS),
+                clamp(usage.reasoningTokens(), ClampedValue.REASONING_TOKENS));
     }
 
     @Override
@@ -224,11 +266,10 @@ public final class RequestTimeline implements TokenEventSink {
         long ttft;
         long tpot = -1;
         if (streaming) {
-            ttft = chunks > 0 ? chunkNanos[0] - startNanos : -1;
-            long last = chunks > 0 ? chunkNanos[chunks - 1] : -1;
-            e2e = effective == Outcome.OK && chunks > 0 ? last - startNanos : endNanos - startNanos;
+            ttft = chunks > 0 ? firstChunkNanos - startNanos : -1;
+            e2e = effective == Outcome.OK && chunks > 0 ? lastChunkNanos - startNanos : endNanos - startNanos;
             if (chunks > 0 && outputTokens > 1) {
-                tpot = (last - chunkNanos[0]) / (outputTokens - 1);
+                tpot = (lastChunkNanos - firstChunkNanos) / (outputTokens - 1);
             }
         } else {
             e2e = endNanos - startNanos;
@@ -244,13 +285,14 @@ public final class RequestTimeline implements TokenEventSink {
                 .reasoningTokens(usage == null ? -1 : usage.reasoningTokens())
                 .terminated(terminated)
                 .silences(streaming ? endSilence(endNanos) : -1, streaming ? longestGap(endNanos, effective) : -1)
+                .clamped(ClampedValue.fromBits(clamped))
                 .build();
         return result;
     }
 
     /** From the last token chunk, or without one from the arrival, to the end. */
     private long endSilence(long endNanos) {
-        return Math.max(0, endNanos - (chunks > 0 ? chunkNanos[chunks - 1] : startNanos));
+        return Math.max(0, endNanos - (chunks > 0 ? lastChunkNanos : startNanos));
     }
 
     /** The longest gap between token chunks; for a stream that did not complete, its silence at the end too. */
@@ -258,11 +300,7 @@ public final class RequestTimeline implements TokenEventSink {
         if (chunks == 0) {
             return -1;
         }
-        long longest = outcome == Outcome.OK ? 0 : endSilence(endNanos);
-        for (int i = 1; i < chunks; i++) {
-            longest = Math.max(longest, chunkNanos[i] - chunkNanos[i - 1]);
-        }
-        return longest;
+        return Math.max(longestGapNanos, outcome == Outcome.OK ? 0 : endSilence(endNanos));
     }
 
     private long rel(long nanos) {
@@ -270,30 +308,20 @@ public final class RequestTimeline implements TokenEventSink {
     }
 
     private ItlSamples itlSamples(long outputTokens, TokenCountSource source) {
-        if (chunks < 2) {
+        if (itl == null) {
             return ItlSamples.NONE;
         }
-        long[] gaps = new long[chunks - 1];
-        int[] weights = new int[chunks - 1];
-        for (int i = 1; i < chunks; i++) {
-            gaps[i - 1] = chunkNanos[i] - chunkNanos[i - 1];
-        }
-        if (everyChunkCounted) {
-            // continuous usage: exact tokens per chunk
-            for (int i = 1; i < chunks; i++) {
-                long delta = chunkCumulativeTokens[i] - chunkCumulativeTokens[i - 1];
-                weights[i - 1] = (int) Math.max(1, Math.min(delta, Integer.MAX_VALUE));
+        // computed before the usage spread: it changes the values, and with them where each would be placed
+        ItlSamples samples = itl.samples(chunks - 1);
+        if (weights == Weights.AT_END && source == TokenCountSource.USAGE && outputTokens > chunks) {
+            // multi-token chunks of unknown sizes: the total spread evenly, each chunk outputTokens / chunks tokens
+            double perChunk = (double) outputTokens / chunks;
+            if (perChunk > ClampedValue.MAX_TOKENS_PER_CHUNK) {
+                clamped |= 1 << ClampedValue.TOKENS_PER_CHUNK.ordinal();
+                perChunk = ClampedValue.MAX_TOKENS_PER_CHUNK;
             }
-        } else if (source == TokenCountSource.USAGE && outputTokens > chunks) {
-            // multi-token chunks of unknown sizes: spread the total evenly, remainder to the later chunks
-            long base = outputTokens / chunks;
-            long remainder = outputTokens % chunks;
-            for (int i = 1; i < chunks; i++) {
-                weights[i - 1] = (int) (base + (i >= chunks - remainder ? 1 : 0));
-            }
-        } else {
-            Arrays.fill(weights, 1);
+            return samples.spread(perChunk, Math.round((chunks - 1) * perChunk));
         }
-        return new ItlSamples(gaps, weights);
+        return samples;
     }
 }

@@ -7,6 +7,7 @@ import dev.llmsidecar.measure.ExchangeFollower;
 import dev.llmsidecar.metrics.Recorders;
 import dev.llmsidecar.observe.RequestBytes;
 import dev.llmsidecar.observe.RequestHead;
+import dev.llmsidecar.timeline.ClampedValue;
 import dev.llmsidecar.timeline.RequestResult;
 import dev.llmsidecar.timeline.TokenCountSource;
 import dev.llmsidecar.wire.LlmOperation;
@@ -317,7 +318,7 @@ public final class TraceRecorder implements ExchangeFollower, AutoCloseable {
             input = Math.max(1, (long) Math.ceil(bytes / bytesPerToken));
             inputSource = "estimate";
         }
-        input = Math.min(input, Integer.MAX_VALUE);
+        input = Math.min(input, ClampedValue.MAX_TOKENS); // block ids are allocated per 512 of them
         String outputSource = r.outputTokenSource() == TokenCountSource.USAGE ? countSource : "estimate";
         long[] ids = hasher.ids(t.chain, (int) ((input + BLOCK_TOKENS - 1) / BLOCK_TOKENS));
         try {

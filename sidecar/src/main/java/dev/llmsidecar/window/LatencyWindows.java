@@ -97,7 +97,7 @@ public final class LatencyWindows {
     }
 
     /** Records {@code count} samples of {@code nanos} (ITL is token-weighted); a non-positive count is ignored. */
-    public void record(String model, Metric metric, long nanos, int count) {
+    public void record(String model, Metric metric, long nanos, long count) {
         if (count > 0) {
             histogram(model, metric).record(nanos, count);
         }

@@ -68,6 +68,32 @@ class MetricDefinitionsTest {
                                 && a.getValue().equals(e.getValue())))).findFirst().orElse(null);
     }
 
+    /**
+     * One engine answer with prompt_tokens 2^31 and completion_tokens 2^31 - 1 (issue 41: it used to exhaust the
+     * heap): the counts are capped at 2^24 before any use, each cap counted, and the ITL histogram gets the chunks' few
+     * samples on both backends, not 2^31 of them.
+     */
+    @Test
+    void absurdEngineCountsAreCappedCountedAndDoNotDriveWork() {
+        run(true, Outcome.OK, t -> {
+            t.onTokenChunk(10 * MS, false, -1);
+            t.onTokenChunk(30 * MS, false, -1);
+            t.onTokenChunk(50 * MS, false, -1);
+            t.onUsage(new Usage(1L << 31, (1L << 31) - 1, -1));
+        }, 60 * MS);
+        Scrape s = scrape();
+        assertThat(s.sum("llm_sidecar_tokens_total", "token_type", "input")).isEqualTo(1 << 24);
+        assertThat(s.sum("llm_sidecar_tokens_total", "token_type", "output")).isEqualTo(1 << 24);
+        assertThat(s.sum("llm_sidecar_engine_values_clamped_total", "field", "prompt_tokens")).isEqualTo(1);
+        assertThat(s.sum("llm_sidecar_engine_values_clamped_total", "field", "completion_tokens")).isEqualTo(1);
+        assertThat(s.sum("llm_sidecar_engine_values_clamped_total", "field", "tokens_per_chunk")).isEqualTo(1);
+        assertThat(s.sum("llm_sidecar_engine_values_clamped_total", "field", "cached_tokens")).isZero();
+        // 2 gaps of 20 ms, each credited with the 4096 tokens a chunk may carry: 8192 samples of 20 ms / 4096
+        assertThat(s.sum("llm_sidecar_inter_token_latency_seconds_count")).isEqualTo(8192);
+        HistogramPointData otlpItl = otlpPoint("llm_sidecar.inter_token_latency", Map.of());
+        assertThat(otlpItl.getCount()).isEqualTo(8192);
+    }
+
     @Test
     void prefixCacheHitRatioDividesByTheInputOfRequestsThatReportedCachedTokens() {
         // one request says 60 of its 100 input tokens were cached; another (an engine without prompt_tokens_details)

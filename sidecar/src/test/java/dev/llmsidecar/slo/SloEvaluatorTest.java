@@ -3,6 +3,7 @@ package dev.llmsidecar.slo;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.llmsidecar.support.TestConfigs;
+import dev.llmsidecar.timeline.ItlGrid;
 import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.timeline.RequestResult;
 import dev.llmsidecar.timeline.RequestTimeline;
@@ -174,8 +175,10 @@ class SloEvaluatorTest {
 
     @Test
     void itlQuantileIsTokenWeightedNearestRank() {
-        // 9 gaps of 10 ms and 1 gap of 100 ms: p90 = 10 ms, p99 = 100 ms
-        RequestTimeline t = new RequestTimeline(0, true, RequestTimeline.LiveListener.NONE);
+        // 9 gaps of 10 ms and 1 gap of 100 ms: p90 = 10 ms, p99 = 100 ms; the thresholds are bounds of the grid, as
+        // every SLO threshold is of the exported ITL buckets
+        ItlGrid grid = ItlGrid.of(List.of(0.01, 0.1));
+        RequestTimeline t = new RequestTimeline(0, true, RequestTimeline.LiveListener.NONE, grid);
         long at = 100;
         t.onTokenChunk(at * MS, false, -1);
         for (int i = 0; i < 9; i++) {
@@ -185,7 +188,9 @@ class SloEvaluatorTest {
         at += 100;
         t.onTokenChunk(at * MS, false, -1);
         RequestResult r = t.finish(at * MS, Outcome.OK, 200);
-        assertThat(SloEvaluator.itlQuantile(r.itl(), 0.9)).isEqualTo(10 * MS);
-        assertThat(SloEvaluator.itlQuantile(r.itl(), 0.99)).isEqualTo(100 * MS);
+        assertThat(SloEvaluator.itlAbove(r.itl(), 0.9, 10 * MS)).isFalse();
+        assertThat(SloEvaluator.itlAbove(r.itl(), 0.99, 10 * MS)).isTrue();
+        assertThat(SloEvaluator.itlAbove(r.itl(), 0.99, 100 * MS)).isFalse();
+        assertThat(r.itl().quantileSeconds(0.9)).isCloseTo(0.01, org.assertj.core.data.Offset.offset(1e-12));
     }
 }

@@ -33,9 +33,10 @@ class RequestTimelineTest {
         }
     }
 
+    /** The ITL samples as (nanoseconds, count) pairs, each value rounded to the nearest nanosecond. */
     static List<long[]> itl(RequestResult r) {
         List<long[]> samples = new ArrayList<>();
-        r.itl().forEach((s, c) -> samples.add(new long[] {s, c}));
+        r.itl().forEach((s, c) -> samples.add(new long[] {Math.round(s * 1e9), c}));
         return samples;
     }
 
@@ -61,7 +62,8 @@ class RequestTimelineTest {
         assertThat(r.outputTokenSource()).isEqualTo(TokenCountSource.USAGE);
         assertThat(r.cachedTokens()).isEqualTo(16);
         assertThat(r.promptTokens()).isEqualTo(30);
-        assertThat(itl(r)).hasSize(9).allSatisfy(s -> assertThat(s).containsExactly(20 * MS, 1));
+        // nine samples of 20 ms: one bucket, whose value is their exact mean
+        assertThat(itl(r)).containsExactly(new long[] {20 * MS, 9});
         assertThat(live.ttfc).containsExactly(5 * MS);
         assertThat(live.ttft).containsExactly(200 * MS);
         assertThat(live.gaps).hasSize(9).containsOnly(20 * MS);
@@ -76,7 +78,8 @@ class RequestTimelineTest {
         }
         t.onUsage(new Usage(5, 16, -1));
         RequestResult r = t.finish(300 * MS, Outcome.OK, 200);
-        assertThat(itl(r)).hasSize(3).allSatisfy(s -> assertThat(s).containsExactly(10 * MS, 4));
+        // usage 16 over 4 chunks: 4 tokens a chunk, the 3 gaps 12 samples of 10 ms
+        assertThat(itl(r)).containsExactly(new long[] {10 * MS, 12});
         assertThat(r.itl().sampleCount()).isEqualTo(12);
         assertThat(r.tpotNanos()).isEqualTo(120 * MS / 15);
     }
@@ -89,7 +92,7 @@ class RequestTimelineTest {
         t.onTokenChunk(140 * MS, false, 5);  // 1 token in 10 ms
         t.onUsage(new Usage(5, 5, -1));
         RequestResult r = t.finish(150 * MS, Outcome.OK, 200);
-        assertThat(itl(r)).containsExactly(new long[] {10 * MS, 3}, new long[] {10 * MS, 1});
+        assertThat(itl(r)).containsExactly(new long[] {10 * MS, 4});
     }
 
     @Test
@@ -99,17 +102,17 @@ class RequestTimelineTest {
             exact.onTokenChunk(i * 20 * MS, false, 2L * i);  // 2 tokens every 20 ms
         }
         exact.onUsage(new Usage(5, 80, -1));
-        assertThat(itl(exact.finish(900 * MS, Outcome.OK, 200))).hasSize(39)
-                .allSatisfy(sample -> assertThat(sample).containsExactly(10 * MS, 2));
+        assertThat(itl(exact.finish(900 * MS, Outcome.OK, 200))).containsExactly(new long[] {10 * MS, 78});
         RequestTimeline stopped = new RequestTimeline(0, true, RequestTimeline.LiveListener.NONE);
         for (int i = 1; i <= 40; i++) {
             // 3 tokens a chunk by the count, until chunk 20 comes without one
             stopped.onTokenChunk(i * 20 * MS, false, i == 20 ? -1 : 3L * i);
         }
         stopped.onUsage(new Usage(5, 40, -1));
-        // per-chunk counts are no longer known: one token per chunk (usage 40 over 40 chunks)
-        assertThat(itl(stopped.finish(900 * MS, Outcome.OK, 200))).hasSize(39)
-                .allSatisfy(sample -> assertThat(sample).containsExactly(20 * MS, 1));
+        // chunk 20 and the one after it (no count before it) are one token each; the 37 others three
+        RequestResult r = stopped.finish(900 * MS, Outcome.OK, 200);
+        assertThat(r.itl().sampleCount()).isEqualTo(37 * 3 + 2);
+        assertThat(r.itl().atOrUnder(7 * MS)).isEqualTo(37 * 3);
     }
 
     @Test
@@ -122,7 +125,14 @@ class RequestTimelineTest {
         assertThat(r.outputTokens()).isEqualTo(3);
         assertThat(r.outputTokenSource()).isEqualTo(TokenCountSource.CHUNKS);
         assertThat(r.tpotNanos()).isEqualTo(15 * MS);
-        assertThat(itl(r)).containsExactly(new long[] {10 * MS, 1}, new long[] {20 * MS, 1});
+        // two buckets: each value inside its own, and their sum the exact 30 ms
+        List<long[]> samples = itl(r);
+        assertThat(samples).hasSize(2);
+        assertThat(samples.get(0)[1]).isEqualTo(1);
+        assertThat(samples.get(1)[1]).isEqualTo(1);
+        assertThat((double) samples.get(0)[0]).isCloseTo(10 * MS, org.assertj.core.data.Percentage.withPercentage(1.1));
+        assertThat((double) samples.get(1)[0]).isCloseTo(20 * MS, org.assertj.core.data.Percentage.withPercentage(1.1));
+        assertThat(samples.get(0)[0] + samples.get(1)[0]).isCloseTo(30 * MS, org.assertj.core.data.Offset.offset(1L));
     }
 
     @Test

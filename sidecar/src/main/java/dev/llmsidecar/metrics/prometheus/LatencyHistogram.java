@@ -86,27 +86,32 @@ public final class LatencyHistogram {
 
     /** Records one observation (NaN is ignored). */
     public void observe(double value) {
-        if (Double.isNaN(value)) {
+        observe(value, 1);
+    }
+
+    /** Records {@code n} observations of {@code value} at once (NaN, or n below 1, is ignored). */
+    public void observe(double value, long n) {
+        if (Double.isNaN(value) || n < 1) {
             return;
         }
         int slot = Arrays.binarySearch(bounds, value);
         slot = slot >= 0 ? slot : -slot - 1; // le is inclusive; past the last bound: +Inf
         if (classic != null) {
-            classic.incrementAndGet(slot);
+            classic.addAndGet(slot, n);
         }
         if (octaves != null) {
-            observeNative(value);
+            observeNative(value, n);
         }
-        sum.add(value);
-        count.increment(); // last: a snapshot checks against it that it saw whole observations
+        sum.add(n == 1 ? value : value * n);
+        count.add(n); // last: a snapshot checks against it that it saw whole observations
         if (exemplars != null && exemplarSource.sampled()) {
             exemplar(slot, value);
         }
     }
 
-    private void observeNative(double value) {
+    private void observeNative(double value, long n) {
         if (!(value > ZERO_THRESHOLD)) {
-            zero.increment();
+            zero.add(n);
             return;
         }
         int exp = Math.getExponent(value);
@@ -132,7 +137,7 @@ public final class LatencyHistogram {
             octaves.compareAndSet(page, null, new AtomicLongArray(PER_OCTAVE));
             counts = octaves.get(page);
         }
-        counts.incrementAndGet(k);
+        counts.addAndGet(k, n);
     }
 
     private void exemplar(int slot, double value) {

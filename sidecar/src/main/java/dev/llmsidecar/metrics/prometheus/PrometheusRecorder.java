@@ -72,6 +72,11 @@ public final class PrometheusRecorder implements Recorder {
     }
 
     @Override
+    public List<Double> bounds(Series series) {
+        return series.kind() == Series.Kind.HISTOGRAM ? buckets.bounds(series.buckets()) : List.of();
+    }
+
+    @Override
     public Bound bind(Series series, Object... values) {
         return bound.get(series, values, factory);
     }
@@ -84,7 +89,17 @@ public final class PrometheusRecorder implements Recorder {
                 LatencyHistogram h = collector(s, PrometheusHistogram::new).recorded(labelValues,
                         () -> new LatencyHistogram(bounds, histograms.mode(), histograms.nativeMaxBuckets(),
                                 histograms.exemplars()));
-                return h::observe;
+                return new Bound() {
+                    @Override
+                    public void record(double value) {
+                        h.observe(value);
+                    }
+
+                    @Override
+                    public void record(double value, long count) {
+                        h.observe(value, count);
+                    }
+                };
             }
             case COUNTER -> {
                 return collector(s, PrometheusCounter::new).counted(labelValues);
