@@ -46,7 +46,7 @@ public class ProxyLifecycle {
 
     // before the telemetry's own start (priority 10 and up): requests may arrive as soon as the port is bound
     void start(@Observes @Priority(5) StartupEvent event, Vertx vertx, SidecarConfig config, TrafficObserver traffic,
-            Config settings) {
+            Config settings, TelemetryProducer telemetry) {
         String host = settings.getOptionalValue("quarkus.http.host", String.class).orElse("0.0.0.0");
         boolean test = LaunchMode.current() == LaunchMode.TEST;
         int wanted = test ? settings.getOptionalValue("quarkus.http.test-port", Integer.class).orElse(8081)
@@ -59,6 +59,7 @@ public class ProxyLifecycle {
         Rewriter rewriter = new IncludeUsage(config.llm().injectIncludeUsage(), traffic);
         server = new ProxyServer(vertx.nettyEventLoopGroup(), config, traffic, rewriter, limits);
         port = server.start(host, wanted);
+        ProxyGauges.register(telemetry.telemetry().recorders(), server);
         LOG.infof("llm-sidecar proxy listening on http://%s:%d (upstream %s)", host, port, config.upstream().url());
         grace = settings.getOptionalValue("quarkus.shutdown.timeout", Duration.class).orElse(Duration.ZERO);
         ProxyServer s = server;

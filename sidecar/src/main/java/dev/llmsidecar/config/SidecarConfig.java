@@ -45,6 +45,59 @@ public interface SidecarConfig {
 
     Stall stall();
 
+    Limits limits();
+
+    /**
+     * How long a client may hold the sidecar's resources without moving (docs/configuration.md, "Limits"): each
+     * timeout is counted in llm_sidecar_client_timeouts_total{when}.
+     */
+    interface Limits {
+        /**
+         * A request head (request line and headers) not complete this long after its first byte: the connection is
+         * closed. nginx's client_header_timeout is 60 s.
+         */
+        @WithDefault("PT60S")
+        Duration requestHeadTimeout();
+
+        /**
+         * No byte of a request body for this long while the body is being read: 408 and the connection closed. An
+         * inspected body never goes upstream in part; a piped body's upstream connection is closed, not pooled.
+         * nginx's client_body_timeout is 60 s.
+         */
+        @WithDefault("PT60S")
+        Duration requestBodyTimeout();
+
+        /**
+         * The client reads nothing of the response for this long while the sidecar's writes to it are blocked: the
+         * stream is cut and the engine's connection released (end_reason="client_send_timeout"). nginx's
+         * send_timeout is 60 s; five minutes here, since a chat UI in a background tab or a client that pauses its
+         * read while it runs a tool call may take that long to read again, and the engine's stream is paused meanwhile
+         * at no cost to anyone else.
+         */
+        @WithDefault("PT5M")
+        Duration sendTimeout();
+
+        /**
+         * Bytes of request bodies held for inspection at once, all requests together, from their first byte until the
+         * last copy is let go. Past it a body is piped to the engine uninspected (and measured from its response),
+         * counted in llm_sidecar_body_inspection_skipped_total{reason="budget"}. Unset: 30 % of the maximum direct
+         * memory (about 19 MiB with the shipped 64 MB), where inspected bodies are held.
+         */
+        Optional<Long> inspectBudget();
+
+        /**
+         * The heap mark: new requests get 503 while the heap's tenured pool, as it stood after its last collection,
+         * holds more than this fraction of its maximum (llm_sidecar_memory_used_bytes{budget="heap"} against
+         * llm_sidecar_memory_budget_bytes). Open streams go on; readiness stays up. Lowered by tests.
+         */
+        @WithDefault("0.85")
+        double shedHeapFraction();
+
+        /** The direct-memory mark, as {@link #shedHeapFraction} for the maximum direct memory (Netty's buffers). */
+        @WithDefault("0.85")
+        double shedDirectFraction();
+    }
+
     /**
      * When an open stream counts as stalled (docs/configuration.md, "Stalls"): silent longer than the threshold of its
      * phase. Read when the metrics are read; nothing is cut by them (that is sidecar.upstream.idle-timeout).

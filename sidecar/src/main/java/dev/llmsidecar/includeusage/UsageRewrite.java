@@ -14,7 +14,6 @@ import dev.llmsidecar.wire.openai.OpenAiSseDecoder;
 import dev.llmsidecar.wire.openai.UsageMode;
 import dev.llmsidecar.wire.openai.UsageReport;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 
 /**
  * include_usage on one exchange: the body edit and {@code Accept-Encoding: identity} where the policy injects, the
@@ -53,7 +52,8 @@ final class UsageRewrite implements ExchangeRewrite {
             return clientBody;
         }
         feature.traffic.count(ProxyEvent.USAGE_INJECTED);
-        return Unpooled.wrappedBuffer(request.bodyWithUsage().getBytes());
+        var edit = request.usageEdit();
+        return edit == null ? clientBody : edit.applyTo(clientBody); // a view: the client's bytes are not copied
     }
 
     /**

@@ -121,6 +121,12 @@ final class ExchangeRecorder implements ExchangeObserver {
     }
 
     @Override
+    public void clientStoppedReading() {
+        startTimeline(streamRequested);
+        timeline.onClientStoppedReading();
+    }
+
+    @Override
     public void ended(Outcome outcome, int status, long nanos) {
         metrics.httpRequest("llm", TrafficRecorder.statusClass(status));
         startTimeline(streamRequested);

@@ -522,6 +522,17 @@ public final class LlmMetrics {
     }
 
     /** Every proxied request, LLM or not, by route kind and status class (e.g. "2xx", or "none" without response). */
+    /**
+     * A request shed with 503 before it reached the engine (memory past its mark): counted in
+     * llm_sidecar_requests_total{outcome="shed",end_reason="shed"}, as the model the engine serves (its body was not
+     * read), and in no other series: no objective judges it.
+     */
+    public void requestShed(String operation, String provider) {
+        String model = modelLabel(models.serving());
+        ended.computeIfAbsent(new EndKey(model, "", "", operation, provider(provider), false, Outcome.SHED, "503",
+                EndReason.SHED), Ended::new).get(REQUESTS).record(1);
+    }
+
     public void httpRequest(String route, String statusClass) {
         recorders.count(HTTP_REQUESTS, 1, LabelValues.of(ROUTE, route).and(STATUS_CLASS, statusClass));
     }

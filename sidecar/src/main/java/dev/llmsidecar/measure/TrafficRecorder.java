@@ -63,6 +63,15 @@ public final class TrafficRecorder implements TrafficObserver {
         metrics.httpRequest(llmRoute ? "llm" : "other", statusClass(status));
     }
 
+    @Override
+    public void shed(LlmOperation operation) {
+        refused(operation != null, 503);
+        counters.count(ProxyEvent.REQUEST_SHED, 1);
+        if (operation != null) {
+            metrics.requestShed(operation.label(), operation.format().providerName());
+        }
+    }
+
     /** "2xx" … "5xx", or "none" when no response was given. */
     static String statusClass(int status) {
         return status <= 0 ? "none" : (status / 100) + "xx";

@@ -93,6 +93,7 @@ public final class WorkMetrics {
             case CLIENT_CANCELLED -> CANCELLED;
             case UPSTREAM_ERROR, UPSTREAM_BROKEN -> FAILED;
             case OK -> verdict.counted() && !verdict.good() ? SLO_MISSED : null;
+            case SHED -> null; // never generated anything (shed requests are not finished requests)
         };
     }
 

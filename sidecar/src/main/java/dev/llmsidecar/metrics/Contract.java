@@ -175,6 +175,21 @@ public final class Contract {
             + "or when taken)");
     public static final Series BODY_TOO_LARGE = counter("llm_sidecar.request_body_too_large", "{request}",
             "Requests refused with 413: body over sidecar.proxy.max-request-body-bytes", WHEN);
+    public static final Series REQUESTS_SHED = counter("llm_sidecar.requests_shed", "{request}",
+            "Requests refused with 503 (x-llm-sidecar-error: overloaded) because the sidecar's memory was past its "
+                    + "mark; open streams went on");
+    public static final Series MEMORY_USED = gauge("llm_sidecar.memory.used_bytes", "By",
+            "Memory in use against each budget: heap (the tenured pool after its last collection), direct (Netty's "
+                    + "buffers), request_bodies (bodies held for inspection)", Label.BUDGET);
+    public static final Series MEMORY_BUDGET = gauge("llm_sidecar.memory.budget_bytes", "By",
+            "Each budget: heap and direct, the marks past which new requests are shed (sidecar.limits.shed-heap-fraction, shed-direct-fraction); "
+                    + "request_bodies, sidecar.limits.inspect-budget (past it bodies are piped uninspected)",
+            Label.BUDGET);
+    public static final Series CLIENT_TIMEOUTS = counter("llm_sidecar.client_timeouts", "{request}",
+            "Clients cut for not moving (sidecar.limits.*): a request head not whole within the head timeout "
+                    + "(when=\"request_head\", connection closed), a request body paused past the body timeout "
+                    + "(\"request_body\", 408), a response the client did not read past the send timeout (\"response\", "
+                    + "stream cut)", WHEN);
     public static final Series CONNECTION_ERRORS = counter("llm_sidecar.connection_errors", "{connection}",
             "Connections that failed (reset, broken pipe) outside an exchange's own handling", PEER);
     public static final Series NOT_DECODED = counter("llm_sidecar.responses_not_decoded", "{request}",

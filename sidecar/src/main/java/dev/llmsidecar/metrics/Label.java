@@ -42,6 +42,8 @@ public enum Label {
     PRIORITY("priority", "llm_sidecar.request.priority"),
     /** How an LLM request ended (timeline.EndReason): only on llm_sidecar.requests and the abandoned tokens. */
     END_REASON("end_reason", "llm_sidecar.end_reason"),
+    /** A memory budget: heap, direct, request_bodies (llm_sidecar_memory_*_bytes). */
+    BUDGET("budget", "llm_sidecar.memory.budget"),
     /** An engine-reported number capped before use (timeline.ClampedValue): prompt_tokens, tokens_per_chunk, ... */
     FIELD("field", "llm_sidecar.engine.field"),
     /** Where an open stream is: first_token or generation (timeline.StreamPhase). */

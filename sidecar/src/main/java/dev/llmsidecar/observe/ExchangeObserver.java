@@ -50,6 +50,13 @@ public interface ExchangeObserver {
     }
 
     /**
+     * The client read nothing for sidecar.limits.send-timeout while the sidecar's writes to it were blocked: its
+     * stream is being cut ({@link #ended} follows, as a cancel), the client's doing, not the engine's.
+     */
+    default void clientStoppedReading() {
+    }
+
+    /**
      * The exchange ended, whichever way (the response ended, the upstream failed, the client went away): once.
      *
      * @param status the status the client got, or 0 for none

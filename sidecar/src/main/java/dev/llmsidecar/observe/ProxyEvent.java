@@ -12,6 +12,8 @@ public enum ProxyEvent {
     BODY_NOT_INSPECTED_NOT_JSON("llm_sidecar.body_inspection_skipped", "reason", "not_json"),
     /** An LLM request body forwarded without reading it for its model: over sidecar.llm.max-inspected-body-bytes. */
     BODY_NOT_INSPECTED_TOO_LARGE("llm_sidecar.body_inspection_skipped", "reason", "too_large"),
+    /** An LLM request body forwarded without reading it: the inspect budget (sidecar.limits.inspect-budget) was spent. */
+    BODY_NOT_INSPECTED_BUDGET("llm_sidecar.body_inspection_skipped", "reason", "budget"),
 
     /** The sidecar turned stream_options.include_usage on for a request. */
     USAGE_INJECTED("llm_sidecar.usage_injected"),
@@ -64,6 +66,14 @@ public enum ProxyEvent {
     RELAY_FALLBACK_REFRAMED("llm_sidecar.relay_fallbacks", "reason", "reframed"),
     /** A body relayed raw whose rest went with the sidecar's own framing after a rewrite cut (include_usage). */
     RELAY_REFRAMED("llm_sidecar.relay_reframes"),
+    /** A request refused with 503 because the sidecar's memory was past its mark (any path). */
+    REQUEST_SHED("llm_sidecar.requests_shed"),
+    /** A request head not complete within sidecar.limits.request-head-timeout: the connection closed. */
+    CLIENT_TIMEOUT_REQUEST_HEAD("llm_sidecar.client_timeouts", "when", "request_head"),
+    /** A request body paused past sidecar.limits.request-body-timeout: 408 (or the response cut). */
+    CLIENT_TIMEOUT_REQUEST_BODY("llm_sidecar.client_timeouts", "when", "request_body"),
+    /** A client that read nothing past sidecar.limits.send-timeout: its stream cut, the engine's released. */
+    CLIENT_TIMEOUT_SEND("llm_sidecar.client_timeouts", "when", "response"),
     /** A body relayed raw cut for a framing anomaly, or bytes after its end: both connections closed. */
     RELAY_FRAMING_ANOMALY("llm_sidecar.upstream_framing_anomalies");
 

@@ -19,6 +19,15 @@ public interface TrafficObserver {
     /** A request answered by the sidecar itself before any exchange started (shutting down). */
     void refused(boolean llmRoute, int status);
 
+    /**
+     * A request refused with 503 because the sidecar's memory is past its mark (never seen by the engine).
+     *
+     * @param operation the LLM call it was, or null for another path
+     */
+    default void shed(LlmOperation operation) {
+        refused(operation != null, 503);
+    }
+
     /** What the proxy did to keep traffic flowing and bytes exact, {@code n} times. */
     void count(ProxyEvent event, long n);
 

@@ -1,5 +1,6 @@
 package dev.llmsidecar.proxy;
 
+import dev.llmsidecar.observe.ProxyEvent;
 import dev.llmsidecar.wire.LlmOperation;
 import dev.llmsidecar.wire.LlmRoutes;
 import io.netty.buffer.ByteBuf;
@@ -19,6 +20,7 @@ import io.netty.handler.codec.http.HttpServerUpgradeHandler;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.codec.http2.Http2MultiplexHandler;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.netty.util.ReferenceCountUtil;
@@ -47,6 +49,7 @@ final class ClientChannelHandler extends ChannelInboundHandlerAdapter implements
     private boolean pausedByExchange;
     private final ArrayDeque<HttpObject> pipelined = new ArrayDeque<>(2);
     private long lastRequestNanos = System.nanoTime();
+    private long headStartedNanos = -1; // the first byte of a request head not yet complete, or -1
     private boolean upgradeDecided;
 
     ClientChannelHandler(ExchangeContext context, LlmRoutes routes, ConnectionErrors connectionErrors,
@@ -127,6 +130,7 @@ final class ClientChannelHandler extends ChannelInboundHandlerAdapter implements
     private void start(HttpRequest request) {
         long receivedNanos = System.nanoTime();
         lastRequestNanos = receivedNanos;
+        headStartedNanos = -1;
         upgradeDecided = true;
         if (request.decoderResult().isFailure()) {
             ReferenceCountUtil.release(request);
@@ -139,6 +143,13 @@ final class ClientChannelHandler extends ChannelInboundHandlerAdapter implements
             ReferenceCountUtil.release(request);
             context.traffic().refused(operation != null, SidecarError.SHUTTING_DOWN.status);
             refuse(SidecarError.SHUTTING_DOWN, null);
+            return;
+        }
+        if (context.server().shedding()) {
+            // memory past its mark: no new work, so the streams already open live (the client retries)
+            ReferenceCountUtil.release(request);
+            context.traffic().shed(operation);
+            refuse(SidecarError.OVERLOADED, null);
             return;
         }
         HttpRequest head = request;
@@ -188,7 +199,7 @@ final class ClientChannelHandler extends ChannelInboundHandlerAdapter implements
     private void refuse(SidecarError error, String detail) {
         closing = true;
         var response = error.response(HttpVersion.HTTP_1_1, detail, !http2);
-        if (error == SidecarError.SHUTTING_DOWN) {
+        if (error == SidecarError.SHUTTING_DOWN || error == SidecarError.OVERLOADED) {
             response.headers().set("retry-after", "1");
         }
         ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
@@ -226,11 +237,40 @@ final class ClientChannelHandler extends ChannelInboundHandlerAdapter implements
         }
     }
 
-    /** Closes the connection if no request is in progress and none came for {@code idleNanos} (an idle keep-alive). */
-    void closeIfIdle(long now, long idleNanos) {
-        if (current == null && pipelined.isEmpty() && now - lastRequestNanos >= idleNanos) {
+    /**
+     * Closes the connection if no request is in progress and either none came for {@code idleNanos} (an idle
+     * keep-alive; zero: never) or one began arriving {@code headNanos} ago and its head is not complete yet.
+     */
+    void sweep(long now, long idleNanos, long headNanos) {
+        if (current != null || !pipelined.isEmpty() || closing) {
+            return;
+        }
+        if (headStartedNanos >= 0 && now - headStartedNanos >= headNanos
+                && ctx.pipeline().get(Http2MultiplexHandler.class) == null) {
+            context.traffic().count(ProxyEvent.CLIENT_TIMEOUT_REQUEST_HEAD);
+            closing = true;
+            ctx.close();
+            return;
+        }
+        if (idleNanos > 0 && now - lastRequestNanos >= idleNanos) {
             ctx.close();
         }
+    }
+
+    /**
+     * Ahead of the HTTP codec on an HTTP/1.x connection: notes when the bytes of a request head begin to arrive (a
+     * read while no request is in progress), for the head timeout. A field store per such read, nothing else.
+     */
+    ChannelInboundHandlerAdapter headClock() {
+        return new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelRead(ChannelHandlerContext c, Object msg) {
+                if (current == null && headStartedNanos < 0) {
+                    headStartedNanos = System.nanoTime();
+                }
+                c.fireChannelRead(msg);
+            }
+        };
     }
 
     @Override

@@ -9,6 +9,7 @@ import dev.llmsidecar.wire.LlmOperation;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpContent;
@@ -75,7 +76,9 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
     private boolean pendingTimed;            // and some of it was the body's data: the flush is timed
     private long pendingSince;               // arrival of the first part of the read not yet flushed
     private boolean pausedForClient;
+    private long pausedForClientSince;       // when the client's writes blocked (the send timeout runs from here)
     private boolean pausedForUpstream;
+    private long lastBodyNanos;              // the last request-body bytes from the client (the body timeout)
 
     /**
      * @param bodyFollows a body comes after the head (HTTP/1.x: a length or chunked framing; HTTP/2: the stream is
@@ -96,7 +99,7 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
         this.llm = operation == null ? null : new LlmCall(context, operation, observer);
         this.closeAfter = !http2 && (clientVersion == HttpVersion.HTTP_1_0 || !HttpUtil.isKeepAlive(request));
         this.body = new RequestBody(bodyFollows, llm != null, context.maxRequestBodyBytes(),
-                context.maxInspectedBodyBytes());
+                context.maxInspectedBodyBytes(), context.inspectBudget());
     }
 
     /** Where its life is (tests). */
@@ -119,10 +122,21 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
             clientChannel.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE),
                     clientChannel.voidPromise());
         }
+        if (body.mode() != RequestBody.Mode.NONE) {
+            lastBodyNanos = System.nanoTime();
+            loop.timeouts().add(this); // the body timeout runs while the body is read
+        }
         if (body.mode() == RequestBody.Mode.INSPECT) {
-            moveTo(ExchangeState.REQUEST_BODY);
-            body.startGathering(clientChannel.alloc());
-            return; // the body arrives through onRequestContent
+            body.startGathering(clientChannel.alloc(), HttpUtil.isContentLengthSet(request) ? declaredLength() : -1);
+            if (body.mode() == RequestBody.Mode.INSPECT) {
+                moveTo(ExchangeState.REQUEST_BODY);
+                return; // the body arrives through onRequestContent
+            }
+            // too large, or past the budget: piped; its timeline starts with the response, which says whether it
+            // streams
+            llm.notInspected(body.skipped() == RequestBody.Skipped.BUDGET);
+            sendUpstream(false);
+            return;
         }
         sendUpstream(body.mode() == RequestBody.Mode.NONE);
         if (llm != null) {
@@ -145,11 +159,13 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
             content.release();
             return;
         }
+        lastBodyNanos = System.nanoTime();
         switch (body.accept(content)) {
             case TOO_LARGE -> bodyTooLarge(false);
             case WHOLE -> inspectAndSend();
             case TOO_LARGE_TO_INSPECT -> {
-                llm.notInspected(); // its timeline starts with the response, which says whether it streams
+                // its timeline starts with the response, which says whether it streams
+                llm.notInspected(body.skipped() == RequestBody.Skipped.BUDGET);
                 sendUpstream(false);
             }
             case FORWARD -> {
@@ -482,6 +498,7 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
         if (!clientChannel.isWritable() && !pausedForClient && upstream != null) {
             // slow client: stop reading upstream until the client has drained what we hold
             pausedForClient = true;
+            pausedForClientSince = System.nanoTime();
             upstream.channel.config().setAutoRead(false);
         }
     }
@@ -677,8 +694,18 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
             loop.timeouts().remove(this);
             return;
         }
+        if (bodyPausedTooLong(now)) {
+            requestBodyTimedOut();
+            return;
+        }
+        if (state == ExchangeState.REQUEST_HEAD || state == ExchangeState.REQUEST_BODY) {
+            return; // nothing asked of the upstream yet
+        }
         if (pausedForClient) {
             lastUpstreamActivity = now; // a slow client pausing the read is not an upstream stall
+            if (now - pausedForClientSince >= context.sendTimeoutNanos()) {
+                clientSendTimedOut(now);
+            }
             return;
         }
         long quiet = now - lastUpstreamActivity;
@@ -694,6 +721,61 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
                 }
             }
         }
+    }
+
+    /** The client has sent no body bytes for the body timeout, while the sidecar was ready to read them. */
+    private boolean bodyPausedTooLong(long now) {
+        if (body.mode() == RequestBody.Mode.NONE || body.ended()) {
+            return false;
+        }
+        if (pausedForUpstream || state == ExchangeState.SENT && upstream == null) {
+            lastBodyNanos = now; // the sidecar holds the client's reads (the upstream is slow or not connected yet)
+            return false;
+        }
+        return now - lastBodyNanos >= context.requestBodyTimeoutNanos();
+    }
+
+    /**
+     * The request body paused past the body timeout: nothing more of it is read. An inspected body never went
+     * upstream; a piped one's upstream request is abandoned (its connection closed, not pooled). The client gets 408
+     * and its connection closes, or, if the engine already answered, its response is cut.
+     */
+    private void requestBodyTimedOut() {
+        traffic.count(ProxyEvent.CLIENT_TIMEOUT_REQUEST_BODY);
+        client.setAutoRead(false);
+        if (!headWritten) {
+            status = SidecarError.REQUEST_BODY_TIMEOUT.status;
+        }
+        UpstreamConnection abandoned = upstream;
+        long now = System.nanoTime();
+        finish(ExchangeState.FAILED, Outcome.CLIENT_CANCELLED, now);
+        if (abandoned != null) {
+            abandoned.endExchange(this, false, now);
+        }
+        closeAfter = true;
+        respondWith(SidecarError.REQUEST_BODY_TIMEOUT, "no body bytes for "
+                + context.requestBodyTimeoutNanos() / 1_000_000_000 + " s");
+    }
+
+    /**
+     * The client read nothing for the send timeout while the sidecar's writes to it were blocked: its stream is cut
+     * and the engine's connection closed (the engine stops generating). What it had not read is dropped.
+     */
+    private void clientSendTimedOut(long now) {
+        traffic.count(ProxyEvent.CLIENT_TIMEOUT_SEND);
+        observer.clientStoppedReading();
+        UpstreamConnection cut = upstream;
+        finish(ExchangeState.FAILED, Outcome.CLIENT_CANCELLED, now);
+        if (cut != null) {
+            cut.endExchange(this, false, now);
+        }
+        close();
+        if (!http2) {
+            // a reset, not a FIN behind what the kernel still holds for a client that does not read (megabytes
+            // there, delivered at the pace it reads): as nginx's reset_timedout_connection
+            clientChannel.config().setOption(ChannelOption.SO_LINGER, 0);
+        }
+        clientChannel.close(); // not once written: the client is not reading (an HTTP/2 stream is reset)
     }
 
     // ---------------------------------------------------------------------------------------------- the end

@@ -12,15 +12,29 @@ import dev.llmsidecar.rewrite.Rewriter;
  * @param maxHeldEventBytes sidecar.llm.max-held-event-bytes
  * @param upstreamIdleNanos sidecar.upstream.idle-timeout: the longest silence from upstream before an exchange fails
  * @param rawRelay sidecar.proxy.raw-relay
+ * @param requestBodyTimeoutNanos sidecar.limits.request-body-timeout: the longest pause in a request body
+ * @param sendTimeoutNanos sidecar.limits.send-timeout: the longest a client may leave the sidecar's writes blocked
+ * @param inspectBudget sidecar.limits.inspect-budget: the bytes of request bodies held for inspection, all exchanges
  */
 record ExchangeContext(TrafficObserver traffic, Rewriter rewriter, UpstreamTarget target, boolean preserveHost,
         long maxRequestBodyBytes, int maxInspectedBodyBytes, int maxHeldEventBytes, long upstreamIdleNanos,
-        boolean rawRelay, Server server) {
+        boolean rawRelay, long requestBodyTimeoutNanos, long sendTimeoutNanos, InspectBudget inspectBudget,
+        Server server) {
+
+    /** The shortest of the timeouts an exchange watches: its loop checks them a quarter of it apart. */
+    long shortestTimeoutNanos() {
+        return Math.min(upstreamIdleNanos, Math.min(requestBodyTimeoutNanos, sendTimeoutNanos));
+    }
 
     /** The server's side of an exchange's life. */
     interface Server {
         /** Shutting down: new requests are refused, a response ends its connection. */
         boolean draining();
+
+        /** Memory past its mark ({@link MemoryMark}): new requests are refused with 503, open ones go on. */
+        default boolean shedding() {
+            return false;
+        }
 
         /** An exchange is in flight from now on. */
         void exchangeStarted();

@@ -82,9 +82,12 @@ final class LlmCall implements RawRelay.Decoding, RequestBytes {
         }
     }
 
-    /** The body was too large to inspect: it is forwarded untouched, as model {@code unknown}. */
-    void notInspected() {
-        traffic.count(ProxyEvent.BODY_NOT_INSPECTED_TOO_LARGE);
+    /**
+     * The body was too large to inspect, or the inspect budget was spent ({@code budget}): it is forwarded
+     * untouched, as model {@code unknown} (or the one the engine serves).
+     */
+    void notInspected(boolean budget) {
+        traffic.count(budget ? ProxyEvent.BODY_NOT_INSPECTED_BUDGET : ProxyEvent.BODY_NOT_INSPECTED_TOO_LARGE);
     }
 
     /**

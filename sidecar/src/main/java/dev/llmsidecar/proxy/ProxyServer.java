@@ -78,6 +78,9 @@ public final class ProxyServer {
     private final long keepAliveNanos;
     private final Map<EventLoop, LoopResources> loops = new ConcurrentHashMap<>();
     private final long upstreamIdleNanos;
+    private final long headTimeoutNanos;
+    private final MemoryMark memory;
+    private io.netty.util.concurrent.ScheduledFuture<?> memoryCheck;
     private io.netty.util.concurrent.ScheduledFuture<?> clientIdleSweep;
     private final ChannelGroup clientChannels = new DefaultChannelGroup("llm-sidecar-clients",
             GlobalEventExecutor.INSTANCE);
@@ -107,7 +110,11 @@ public final class ProxyServer {
         this.upstreamIdleNanos = Math.max(1, config.upstream().idleTimeout().toNanos());
         this.exchanges = new ExchangeContext(traffic, rewriter, target, config.upstream().preserveHost(),
                 config.proxy().maxRequestBodyBytes(), config.llm().maxInspectedBodyBytes(),
-                config.llm().maxHeldEventBytes(), upstreamIdleNanos, config.proxy().rawRelay(), new ServerHooks());
+                config.llm().maxHeldEventBytes(), upstreamIdleNanos, config.proxy().rawRelay(),
+                positive(config.limits().requestBodyTimeout()), positive(config.limits().sendTimeout()),
+                new InspectBudget(config.limits().inspectBudget().orElse(defaultInspectBudget())), new ServerHooks());
+        this.headTimeoutNanos = positive(config.limits().requestHeadTimeout());
+        this.memory = new MemoryMark(config.limits().shedHeapFraction(), config.limits().shedDirectFraction());
         try {
             this.upstreamSsl = target.ssl() ? SslContextBuilder.forClient().build() : null;
         } catch (SSLException e) {
@@ -134,23 +141,64 @@ public final class ProxyServer {
                 });
         serverChannel = b.bind(host, port).syncUninterruptibly().channel();
         long idle = settings.idleTimeout().toNanos();
-        if (idle > 0) {
-            // one sweep over every client connection, not a timer per connection
-            long every = Math.max(TimeUnit.MILLISECONDS.toNanos(10), Math.min(TimeUnit.MINUTES.toNanos(1), idle / 4));
-            clientIdleSweep = group.next().scheduleAtFixedRate(() -> closeIdleClients(idle), every, every,
-                    TimeUnit.NANOSECONDS);
-        }
+        long shortest = Math.min(idle > 0 ? idle : Long.MAX_VALUE, headTimeoutNanos);
+        // one sweep over every client connection, not a timer per connection
+        long every = Math.max(TimeUnit.MILLISECONDS.toNanos(10), Math.min(TimeUnit.SECONDS.toNanos(15), shortest / 4));
+        clientIdleSweep = group.next().scheduleAtFixedRate(() -> sweepClients(idle), every, every,
+                TimeUnit.NANOSECONDS);
+        memory.check();
+        // two MXBean reads five times a second: shedding starts within 200 ms of a collection that shows the mark
+        memoryCheck = group.next().scheduleAtFixedRate(this::checkMemory, 200, 200, TimeUnit.MILLISECONDS);
         return ((InetSocketAddress) serverChannel.localAddress()).getPort();
     }
 
-    /** Closes client connections idle (no request in progress) for {@code idleNanos}; each on its own loop. */
-    private void closeIdleClients(long idleNanos) {
+    /**
+     * Closes client connections idle (no request in progress) for {@code idleNanos} (zero: never), and those whose
+     * request head has not come whole within the head timeout; each on its own loop.
+     */
+    private void sweepClients(long idleNanos) {
         for (Channel ch : clientChannels) {
             ClientChannelHandler handler = ch.pipeline().get(ClientChannelHandler.class);
             if (handler != null) {
-                ch.eventLoop().execute(() -> handler.closeIfIdle(System.nanoTime(), idleNanos));
+                ch.eventLoop().execute(() -> handler.sweep(System.nanoTime(), idleNanos, headTimeoutNanos));
             }
         }
+    }
+
+    private void checkMemory() {
+        boolean was = memory.over();
+        MemoryMark.Reading r = memory.check();
+        if (r.over() != was) {
+            LOG.warnf(r.over() ? "memory past its mark (heap %d of %d bytes after collection, direct %d of %d): new "
+                    + "requests get 503 until it is back under; open streams go on (llm_sidecar_requests_shed_total)"
+                    : "memory back under its mark (heap %d of %d bytes after collection, direct %d of %d): new requests "
+                    + "are served again", r.heapUsed(), r.heapMark(), r.directUsed(), r.directMark());
+        }
+    }
+
+    /** Memory against the marks past which new requests are shed. */
+    public MemoryMark memory() {
+        return memory;
+    }
+
+    /** 30 % of the maximum direct memory, where inspected bodies are held (sidecar.limits.inspect-budget unset). */
+    static long defaultInspectBudget() {
+        return io.netty.util.internal.PlatformDependent.maxDirectMemory() * 3 / 10;
+    }
+
+    /** Bytes of request bodies held for inspection now, all exchanges. */
+    public long inspectBudgetUsed() {
+        return exchanges.inspectBudget().used();
+    }
+
+    /** sidecar.limits.inspect-budget, as in force. */
+    public long inspectBudgetLimit() {
+        return exchanges.inspectBudget().limit();
+    }
+
+    /** A duration as nanoseconds; zero or negative: never (the largest value). */
+    private static long positive(java.time.Duration d) {
+        return d.isNegative() || d.isZero() ? Long.MAX_VALUE : d.toNanos();
     }
 
     private void initClient(Channel ch) {
@@ -177,9 +225,9 @@ public final class ProxyServer {
                 h2.pipeline().addAfter("h2-frames", "h2-streams", new Http2MultiplexHandler(stream));
             }
         };
-        ch.pipeline().addLast(new CleartextUpgrade(codec, upgrade, priorKnowledge));
-        ch.pipeline().addLast(new ClientChannelHandler(exchanges, routes, connectionErrors, loop(ch.eventLoop()),
-                false));
+        ClientChannelHandler handler = new ClientChannelHandler(exchanges, routes, connectionErrors,
+                loop(ch.eventLoop()), false);
+        ch.pipeline().addLast(handler.headClock(), new CleartextUpgrade(codec, upgrade, priorKnowledge), handler);
     }
 
     /** The upstream connections and idle timeouts of {@code loop} (created on first use, from that loop). */
@@ -191,7 +239,7 @@ public final class ProxyServer {
                         () -> exchanges.traffic().count(ProxyEvent.IDLE_CONNECTION_RETIRED),
                         () -> connectionErrors.record(Peer.UPSTREAM, new java.io.IOException("idle connection failed")),
                         () -> exchanges.traffic().count(ProxyEvent.RELAY_FRAMING_ANOMALY)),
-                new LoopTimeouts(l, upstreamIdleNanos)));
+                new LoopTimeouts(l, exchanges.shortestTimeoutNanos())));
     }
 
     private ChannelFuture connect(EventLoop loop, ChannelInitializer<Channel> init) {
@@ -207,6 +255,11 @@ public final class ProxyServer {
         @Override
         public boolean draining() {
             return draining;
+        }
+
+        @Override
+        public boolean shedding() {
+            return memory.over();
         }
 
         @Override
@@ -278,6 +331,9 @@ public final class ProxyServer {
         draining = true;
         if (clientIdleSweep != null) {
             clientIdleSweep.cancel(false);
+        }
+        if (memoryCheck != null) {
+            memoryCheck.cancel(false);
         }
         if (serverChannel != null) {
             serverChannel.close().syncUninterruptibly();

@@ -32,7 +32,10 @@ final class RequestBody {
         GATHERING,
         /** The whole body is gathered ({@link #gathered}): inspect it, then send. */
         WHOLE,
-        /** Too large to inspect: what was gathered is queued, and the body streams from now on ({@link Mode#PIPE}). */
+        /**
+         * Not to be inspected (too large, or past the inspect budget: {@link #skipped}): what was gathered is queued,
+         * and the body streams from now on ({@link Mode#PIPE}).
+         */
         TOO_LARGE_TO_INSPECT,
         /** To be forwarded (the caller owns the piece): written upstream, or queued until a connection takes it. */
         FORWARD,
@@ -42,10 +45,21 @@ final class RequestBody {
         DROPPED
     }
 
+    /** Why a body meant for inspection was piped instead. */
+    enum Skipped {
+        /** Larger than sidecar.llm.max-inspected-body-bytes. */
+        TOO_LARGE,
+        /** Past sidecar.limits.inspect-budget: other requests hold what it would need. */
+        BUDGET
+    }
+
     private final long maxBytes;
     private final int maxInspectedBytes;
+    private final InspectBudget budget;
     private Mode mode;
-    private CompositeByteBuf collected;      // INSPECT: the body read so far
+    private Skipped skipped;
+    private long reserved;                   // taken from the budget, given back by release()
+    private CompositeByteBuf collected;      // INSPECT: the body read so far: the client's own buffers, not copied
     private ByteBuf toSend;                  // the whole body, kept until the response starts (a second attempt)
     private ByteBuf clientOwn;               // the client's own body while toSend is a rewrite's edit
     private boolean whole;                   // toSend (or its absence) is all of it: the request may be sent again
@@ -57,10 +71,11 @@ final class RequestBody {
      * @param bodyFollows a body comes after the head
      * @param inspect the body is an LLM request's, read whole for inspection
      */
-    RequestBody(boolean bodyFollows, boolean inspect, long maxBytes, int maxInspectedBytes) {
+    RequestBody(boolean bodyFollows, boolean inspect, long maxBytes, int maxInspectedBytes, InspectBudget budget) {
         this.mode = !bodyFollows ? Mode.NONE : inspect ? Mode.INSPECT : Mode.PIPE;
         this.maxBytes = maxBytes;
         this.maxInspectedBytes = maxInspectedBytes;
+        this.budget = budget;
         this.whole = mode == Mode.NONE;
     }
 
@@ -77,9 +92,42 @@ final class RequestBody {
         return declared > maxBytes;
     }
 
-    /** Starts gathering an LLM body ({@link Mode#INSPECT}). */
-    void startGathering(ByteBufAllocator alloc) {
+    /**
+     * Starts gathering an LLM body ({@link Mode#INSPECT}): the client's buffers as they come (direct memory, not
+     * copied; inspection reads them in place), its declared length taken from the budget at once (a body without one
+     * takes it as it arrives). A declared length over the inspection limit, or past the budget, is piped from the start
+     * ({@link #mode} is then {@link Mode#PIPE}, {@link #skipped} says why).
+     *
+     * @param declaredLength the Content-Length, or -1 for none
+     */
+    void startGathering(ByteBufAllocator alloc, long declaredLength) {
+        if (declaredLength > maxInspectedBytes) {
+            skip(Skipped.TOO_LARGE);
+            return;
+        }
+        if (declaredLength >= 0 && !reserve(declaredLength)) {
+            skip(Skipped.BUDGET);
+            return;
+        }
         collected = alloc.compositeBuffer(Integer.MAX_VALUE);
+    }
+
+    private boolean reserve(long n) {
+        if (!budget.tryReserve(n)) {
+            return false;
+        }
+        reserved += n;
+        return true;
+    }
+
+    private void skip(Skipped why) {
+        mode = Mode.PIPE;
+        skipped = why;
+    }
+
+    /** Why a body meant for inspection is piped, or null. */
+    Skipped skipped() {
+        return skipped;
     }
 
     /** One piece of the body from the client; this takes its reference except for {@link Step#FORWARD}. */
@@ -98,21 +146,26 @@ final class RequestBody {
         if (mode != Mode.INSPECT) {
             return Step.FORWARD;
         }
-        if (content.content().isReadable()) {
-            collected.addComponent(true, content.content().retain());
+        int n = content.content().readableBytes();
+        Skipped why = null;
+        if (collected.readableBytes() + n > maxInspectedBytes) {
+            why = Skipped.TOO_LARGE;
+        } else if (collected.readableBytes() + n > reserved && !reserve(collected.readableBytes() + n - reserved)) {
+            why = Skipped.BUDGET; // a body without a declared length takes the budget as it arrives
         }
-        content.release();
-        if (last) {
-            return Step.WHOLE;
-        }
-        if (collected.readableBytes() > maxInspectedBytes) {
-            // too large to inspect: what was read goes first, the rest streams untouched
-            mode = Mode.PIPE;
+        if (why != null) {
+            // not to be inspected: what was read goes first, the rest streams untouched
+            skip(why);
             queue(new DefaultHttpContent(collected));
+            queue(content);
             collected = null;
             return Step.TOO_LARGE_TO_INSPECT;
         }
-        return Step.GATHERING;
+        if (n > 0) {
+            collected.addComponent(true, content.content().retain());
+        }
+        content.release();
+        return last ? Step.WHOLE : Step.GATHERING;
     }
 
     /** The whole gathered body, handed over (the caller inspects it, then gives back what to send). */
@@ -191,5 +244,7 @@ final class RequestBody {
         for (HttpContent c; queued != null && (c = queued.poll()) != null;) {
             c.release();
         }
+        budget.release(reserved);
+        reserved = 0;
     }
 }

@@ -26,10 +26,14 @@ enum SidecarError {
     UPSTREAM_UNREACHABLE(502, "upstream_unreachable", "upstream unreachable", "upstream_error"),
     /** The connection closed (or was reset) before any response byte: an engine crashing on the request, say. */
     UPSTREAM_CLOSED(502, "upstream_closed", "upstream closed the connection before responding", "upstream_error"),
+    /** Memory past its mark: new requests are shed so that open streams live (retry in a moment, or elsewhere). */
+    OVERLOADED(503, "overloaded", "sidecar memory is past its mark, retry shortly", "unavailable"),
     /** Graceful shutdown: the client or balancer retries elsewhere. */
     SHUTTING_DOWN(503, "shutting_down", "shutting down", "unavailable"),
     /** The request body is larger than sidecar.proxy.max-request-body-bytes. */
     BODY_TOO_LARGE(413, "request_body_too_large", "request body too large", "invalid_request_error"),
+    /** The request body paused longer than sidecar.limits.request-body-timeout. */
+    REQUEST_BODY_TIMEOUT(408, "request_body_timeout", "request body timed out", "invalid_request_error"),
     /** The request line is longer than the server reads. */
     URI_TOO_LONG(414, "request_line_too_long", "request line too long", "invalid_request_error"),
     /** The request head is larger than the server reads. */

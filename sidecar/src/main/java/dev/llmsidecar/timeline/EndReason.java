@@ -23,10 +23,17 @@ public enum EndReason {
     /** The client went away after at least one token-bearing chunk. */
     CLIENT_GONE_MID_STREAM("client_gone_mid_stream"),
     /**
+     * The client read nothing for sidecar.limits.send-timeout while the sidecar's writes to it were blocked: the
+     * sidecar cut the stream (outcome client_cancelled). The engine was paused by the client, not stalled.
+     */
+    CLIENT_SEND_TIMEOUT("client_send_timeout"),
+    /**
      * A stream that ended, without completing, while silent past its phase's stall threshold (the client gave up, or
      * the idle timeout cut it).
      */
-    STALLED("stalled");
+    STALLED("stalled"),
+    /** Refused with 503 before it reached the engine: the sidecar's memory was past its mark (outcome shed). */
+    SHED("shed");
 
     private final String label;
 
@@ -51,6 +58,9 @@ public enum EndReason {
             if (r.upstreamHeadersNanos() >= 0) {
                 return ERROR_STATUS;
             }
+        }
+        if (r.clientStoppedReading()) {
+            return CLIENT_SEND_TIMEOUT; // silent because the client held the stream, not the engine
         }
         // it did not complete: if it had been silent past its threshold, that is why
         if (r.streaming() && r.endSilenceNanos() >= 0

@@ -9,7 +9,12 @@ public enum Outcome {
     /** The client went away before the response ended; the upstream request was cancelled. */
     CLIENT_CANCELLED("client_cancelled"),
     /** The upstream connection failed or stalled after the response had started. */
-    UPSTREAM_BROKEN("upstream_broken");
+    UPSTREAM_BROKEN("upstream_broken"),
+    /**
+     * Refused by the sidecar with 503 before it reached the engine: its memory was past its mark (only on
+     * llm_sidecar_requests_total, with end_reason="shed"; judged by no objective).
+     */
+    SHED("shed");
 
     private final String label;
 

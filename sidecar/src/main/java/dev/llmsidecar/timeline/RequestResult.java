@@ -23,6 +23,7 @@ package dev.llmsidecar.timeline;
  * @param longestGapNanos streaming with a token: the longest silence after the first token, between two token chunks
  *     or, for a stream that did not complete, from the last one to the end; else -1
  * @param clamped the engine's numbers that were capped before use (none, nearly always)
+ * @param clientStoppedReading cut because the client read nothing for the send timeout
  */
 public record RequestResult(
         boolean streaming,
@@ -49,7 +50,8 @@ public record RequestResult(
         boolean terminated,
         long endSilenceNanos,
         long longestGapNanos,
-        java.util.Set<ClampedValue> clamped) {
+        java.util.Set<ClampedValue> clamped,
+        boolean clientStoppedReading) {
 
     /** Builds a result by name: seven durations side by side must not be swappable by position. */
     public static Builder builder(boolean streaming, Outcome outcome, int status) {
@@ -81,6 +83,7 @@ public record RequestResult(
         private long reasoningTokens = -1;
         private boolean terminated;
         private java.util.Set<ClampedValue> clamped = java.util.Set.of();
+        private boolean clientStoppedReading;
         private long endSilenceNanos = -1;
         private long longestGapNanos = -1;
 
@@ -188,11 +191,18 @@ public record RequestResult(
             return this;
         }
 
+        /** Cut because the client read nothing for the send timeout. */
+        public Builder clientStoppedReading(boolean stopped) {
+            this.clientStoppedReading = stopped;
+            return this;
+        }
+
         public RequestResult build() {
             return new RequestResult(streaming, outcome, status, ttftNanos, firstResponseChunkNanos, firstReasoningNanos,
                     firstContentNanos, e2eNanos, tpotNanos, upstreamHeadersNanos, outputTokens, outputTokenSource,
                     promptTokens, cachedTokens, finishReason, tokenChunks, undecodableChunks, itl, serverTimings,
-                    responseModel, reasoningTokens, terminated, endSilenceNanos, longestGapNanos, clamped);
+                    responseModel, reasoningTokens, terminated, endSilenceNanos, longestGapNanos, clamped,
+                    clientStoppedReading);
         }
     }
 

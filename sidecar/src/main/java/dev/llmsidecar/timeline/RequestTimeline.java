@@ -91,6 +91,7 @@ public final class RequestTimeline implements TokenEventSink {
     private String responseModel;
     private boolean streamError;
     private boolean terminated;
+    private boolean clientStoppedReading;
     private int undecodable;
     private RequestResult result;
 
@@ -234,6 +235,11 @@ public final class RequestTimeline implements TokenEventSink {
         terminated = true;
     }
 
+    /** The sidecar cut the stream because the client read nothing for the send timeout (the client's doing). */
+    public void onClientStoppedReading() {
+        clientStoppedReading = true;
+    }
+
     @Override
     public void onUndecodable() {
         undecodable++;
@@ -286,6 +292,7 @@ public final class RequestTimeline implements TokenEventSink {
                 .terminated(terminated)
                 .silences(streaming ? endSilence(endNanos) : -1, streaming ? longestGap(endNanos, effective) : -1)
                 .clamped(ClampedValue.fromBits(clamped))
+                .clientStoppedReading(clientStoppedReading)
                 .build();
         return result;
     }

@@ -83,6 +83,23 @@ public final class JsonReads {
         }
     }
 
+    /**
+     * As {@link #read(JsonFactory, byte[], int, int, Reading)} for a request body: from its own array when it is a heap
+     * buffer starting at index 0 of it; otherwise (a body gathered in direct memory) through a stream, read in the
+     * parser's own small buffer, so a body of megabytes is never copied whole into the heap.
+     */
+    public static <T> T read(JsonFactory json, io.vertx.core.buffer.Buffer body, Reading<T> reading) {
+        io.netty.buffer.ByteBuf b = body.getByteBuf();
+        if (b.hasArray() && b.arrayOffset() + b.readerIndex() == 0) {
+            return read(json, b.array(), 0, b.readableBytes(), reading);
+        }
+        try (JsonParser p = json.createParser((java.io.InputStream) new io.netty.buffer.ByteBufInputStream(b))) {
+            return reading.read(p);
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
     private static final ThreadLocal<NameTables> NAME_TABLES = ThreadLocal.withInitial(NameTables::new);
 
     /**

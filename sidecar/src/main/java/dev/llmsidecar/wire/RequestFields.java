@@ -20,8 +20,7 @@ public final class RequestFields {
      * @param streamDefault the format's default when {@code stream} is absent or null (Ollama: true)
      */
     public InspectedRequest inspect(Buffer body, boolean streamDefault) {
-        byte[] bytes = body.getBytes();
-        InspectedRequest read = JsonReads.read(json, bytes, 0, bytes.length, p -> {
+        InspectedRequest read = JsonReads.read(json, body, p -> { // no copy of the body
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 return null;
             }

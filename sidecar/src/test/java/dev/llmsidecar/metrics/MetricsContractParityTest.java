@@ -162,6 +162,8 @@ class MetricsContractParityTest {
             // ---- end of GPUs ----
             new OtlpExportStats(registry.getPrometheusRegistry()); // Prometheus only, by declaration
             new dev.llmsidecar.trace.TraceStats(recorders, () -> 1234, () -> 5678); // the trace recorder's, when on
+            dev.llmsidecar.app.ProxyGauges.register(recorders, new dev.llmsidecar.proxy.MemoryMark(0.85, 0.85),
+                    () -> 1000, () -> 2000); // the proxy's memory budgets
 
             // traffic: every kind of request
             for (RequestResult r : List.of(stream(Outcome.OK, 200, true), stream(Outcome.UPSTREAM_ERROR, 500, false),

@@ -135,6 +135,9 @@ public class SeriesBudgetTest {
         int n = 0;
         for (boolean streaming : new boolean[] {true, false}) {
             for (Outcome outcome : Outcome.values()) {
+                if (outcome == Outcome.SHED) {
+                    continue; // refused before the engine: recorded below, as the proxy does (no timeline)
+                }
                 for (int status : outcome == Outcome.UPSTREAM_ERROR ? new int[] {500, 429, 400} : new int[] {200}) {
                     for (long cached : new long[] {60, 0, -1}) {
                         for (boolean slow : new boolean[] {false, true}) {
@@ -177,6 +180,14 @@ public class SeriesBudgetTest {
             gone.onUpstreamHeaders(5 * MS);
             metrics.requestFinished("m", "a", "", "chat", null, "openai_chat",
                     gone.finish(100 * MS, Outcome.CLIENT_CANCELLED, 200));
+            // a client that stopped reading, cut at the send timeout
+            RequestTimeline stopped = new RequestTimeline(0, streaming, metrics.requestStarted("m", "a", "", "chat",
+                    null, streaming));
+            stopped.onUpstreamHeaders(5 * MS);
+            stopped.onClientStoppedReading();
+            metrics.requestFinished("m", "a", "", "chat", null, "openai_chat",
+                    stopped.finish(100 * MS, Outcome.CLIENT_CANCELLED, 200));
         }
+        metrics.requestShed("chat", null); // memory past its mark: refused before the engine
     }
 }

@@ -56,7 +56,8 @@ public final class EmbeddedProxy implements AutoCloseable {
         UpstreamTarget target = UpstreamTarget.of(UPSTREAM);
         TrafficObserver reported = observer != null ? observer : traffic;
         context = new ExchangeContext(reported, rewriter, target, false, 1 << 20, 1 << 20, 1 << 20,
-                TimeUnit.SECONDS.toNanos(30), rawRelay, new ExchangeContext.Server() {
+                TimeUnit.SECONDS.toNanos(30), rawRelay, TimeUnit.SECONDS.toNanos(60), TimeUnit.MINUTES.toNanos(5),
+                new InspectBudget(1L << 30), new ExchangeContext.Server() {
                     @Override
                     public boolean draining() {
                         return false;

@@ -25,14 +25,16 @@ class RequestBodyTest {
 
     @Test
     void anLlmBodyIsGatheredWholeAndKeptWithTheClientsOwnForASecondAttempt() {
-        RequestBody body = new RequestBody(true, true, 1000, 100);
+        InspectBudget budget = new InspectBudget(1000);
+        RequestBody body = new RequestBody(true, true, 1000, 100, budget);
         assertThat(body.mode()).isEqualTo(RequestBody.Mode.INSPECT);
-        body.startGathering(ByteBufAllocator.DEFAULT);
+        body.startGathering(ByteBufAllocator.DEFAULT, 7);
+        assertThat(budget.used()).as("the declared length, taken at once").isEqualTo(7);
         HttpContent a = piece("{\"a\":");
         LastHttpContent b = last("1}");
         assertThat(body.accept(a)).isEqualTo(RequestBody.Step.GATHERING);
         assertThat(body.accept(b)).isEqualTo(RequestBody.Step.WHOLE);
-        assertThat(a.refCnt()).as("the pieces went into the gathered body").isEqualTo(1);
+        assertThat(a.refCnt()).as("the pieces went into the gathered body, not copied").isEqualTo(1);
         ByteBuf own = body.gathered();
         assertThat(own.toString(US_ASCII)).isEqualTo("{\"a\":1}");
         ByteBuf edited = Unpooled.copiedBuffer("{\"a\":1,\"b\":2}", US_ASCII);
@@ -47,19 +49,24 @@ class RequestBodyTest {
         assertThat(body.wholeLength()).isEqualTo(7);
         body.release();
         assertThat(own.refCnt()).isZero();
+        assertThat(budget.used()).as("given back with the last copy").isZero();
     }
 
     @Test
     void aBodyTooLargeToInspectStreamsOnFromWhatWasGathered() {
-        RequestBody body = new RequestBody(true, true, 1000, 4);
-        body.startGathering(ByteBufAllocator.DEFAULT);
+        RequestBody body = new RequestBody(true, true, 1000, 4, new InspectBudget(1000));
+        body.startGathering(ByteBufAllocator.DEFAULT, -1);
         assertThat(body.accept(piece("abc"))).isEqualTo(RequestBody.Step.GATHERING);
         assertThat(body.accept(piece("def"))).isEqualTo(RequestBody.Step.TOO_LARGE_TO_INSPECT);
         assertThat(body.mode()).isEqualTo(RequestBody.Mode.PIPE);
+        assertThat(body.skipped()).isEqualTo(RequestBody.Skipped.TOO_LARGE);
         assertThat(body.whole()).as("not held whole: no second attempt").isFalse();
-        HttpContent queued = body.pollQueued();
-        assertThat(queued.content().toString(US_ASCII)).isEqualTo("abcdef");
-        queued.release();
+        StringBuilder queued = new StringBuilder();
+        for (HttpContent c; (c = body.pollQueued()) != null;) {
+            queued.append(c.content().toString(US_ASCII));
+            c.release();
+        }
+        assertThat(queued.toString()).isEqualTo("abcdef");
         HttpContent next = piece("g");
         assertThat(body.accept(next)).isEqualTo(RequestBody.Step.FORWARD);
         assertThat(next.refCnt()).as("forwarded pieces stay the caller's").isEqualTo(1);
@@ -68,7 +75,7 @@ class RequestBodyTest {
 
     @Test
     void theCapCountsEveryByteAndADeclaredLengthIsRefusedBeforeAny() {
-        RequestBody body = new RequestBody(true, false, 5, 100);
+        RequestBody body = new RequestBody(true, false, 5, 100, new InspectBudget(1000));
         assertThat(body.declaredTooLarge(6)).isTrue();
         assertThat(body.declaredTooLarge(5)).isFalse();
         HttpContent a = piece("abc");
@@ -81,7 +88,7 @@ class RequestBodyTest {
 
     @Test
     void withoutABodyNothingIsKeptAndStrayPiecesAreDropped() {
-        RequestBody body = new RequestBody(false, true, 5, 100);
+        RequestBody body = new RequestBody(false, true, 5, 100, new InspectBudget(1000));
         assertThat(body.mode()).isEqualTo(RequestBody.Mode.NONE);
         assertThat(body.whole()).isTrue();
         assertThat(body.wholeLength()).isZero();
@@ -90,5 +97,31 @@ class RequestBodyTest {
         HttpContent stray = last("");
         assertThat(body.accept(stray)).isEqualTo(RequestBody.Step.DROPPED);
         assertThat(stray.refCnt()).isZero();
+    }
+
+    /** Past the process-wide budget a body is piped, whether its length was declared or not. */
+    @Test
+    void aBodyPastTheBudgetIsPipedAndTheBudgetComesBackWithItsLastCopy() {
+        InspectBudget budget = new InspectBudget(10);
+        RequestBody holding = new RequestBody(true, true, 1000, 100, budget);
+        holding.startGathering(ByteBufAllocator.DEFAULT, 8);
+        assertThat(budget.used()).isEqualTo(8);
+        RequestBody declared = new RequestBody(true, true, 1000, 100, budget);
+        declared.startGathering(ByteBufAllocator.DEFAULT, 5);
+        assertThat(declared.mode()).as("5 declared bytes do not fit the 2 left").isEqualTo(RequestBody.Mode.PIPE);
+        assertThat(declared.skipped()).isEqualTo(RequestBody.Skipped.BUDGET);
+        RequestBody chunked = new RequestBody(true, true, 1000, 100, budget);
+        chunked.startGathering(ByteBufAllocator.DEFAULT, -1);
+        assertThat(chunked.accept(piece("ab"))).isEqualTo(RequestBody.Step.GATHERING);
+        assertThat(budget.used()).isEqualTo(10);
+        assertThat(chunked.accept(piece("c"))).isEqualTo(RequestBody.Step.TOO_LARGE_TO_INSPECT);
+        assertThat(chunked.skipped()).isEqualTo(RequestBody.Skipped.BUDGET);
+        for (HttpContent c; (c = chunked.pollQueued()) != null;) {
+            c.release();
+        }
+        chunked.release();
+        holding.release();
+        declared.release();
+        assertThat(budget.used()).isZero();
     }
 }

@@ -90,6 +90,7 @@ public final class ProxyFixture implements AutoCloseable {
         proxy = new ProxyServer(vertx.nettyEventLoopGroup(), sidecar, telemetry.traffic(),
                 new IncludeUsage(sidecar.llm().injectIncludeUsage(), telemetry.traffic()), ProxyServer.Settings.DEFAULTS);
         proxyPort = proxy.start("127.0.0.1", 0);
+        dev.llmsidecar.app.ProxyGauges.register(telemetry.recorders(), proxy);
         client = vertx.createHttpClient(new HttpClientOptions().setDefaultHost("127.0.0.1"),
                 new PoolOptions().setHttp1MaxSize(1000));
     }

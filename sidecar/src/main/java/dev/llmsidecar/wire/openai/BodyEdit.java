@@ -1,5 +1,7 @@
 package dev.llmsidecar.wire.openai;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.vertx.core.buffer.Buffer;
 
 /**
@@ -7,6 +9,17 @@ import io.vertx.core.buffer.Buffer;
  * byte stays as the client sent it.
  */
 public record BodyEdit(int at, int removed, byte[] inserted) {
+
+    /**
+     * The edited body as a view of {@code body} (which it retains: release both): its bytes before and after the edit
+     * are not copied, whatever its size. Offsets are from its reader index.
+     */
+    public ByteBuf applyTo(ByteBuf body) {
+        int start = body.readerIndex();
+        int end = body.writerIndex();
+        return Unpooled.wrappedBuffer(3, body.retainedSlice(start, at), Unpooled.wrappedBuffer(inserted),
+                body.retainedSlice(start + at + removed, end - start - at - removed));
+    }
 
     public Buffer applyTo(Buffer body) {
         byte[] bytes = body.getBytes();

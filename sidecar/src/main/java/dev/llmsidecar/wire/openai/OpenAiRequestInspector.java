@@ -1,5 +1,6 @@
 package dev.llmsidecar.wire.openai;
 
+
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
@@ -30,7 +31,7 @@ public final class OpenAiRequestInspector {
     }
 
     public OpenAiRequest inspect(Buffer body) {
-        Scan scan = scan(body.getBytes());
+        Scan scan = scan(body); // no copy of the body
         if (scan == null) {
             return OpenAiRequest.undecodable(body);
         }
@@ -71,8 +72,8 @@ public final class OpenAiRequestInspector {
         boolean streamOptionsOther;     // not an object or null, or an object with other members
     }
 
-    private Scan scan(byte[] bytes) {
-        return JsonReads.read(json, bytes, 0, bytes.length, p -> {
+    private Scan scan(Buffer body) {
+        return JsonReads.read(json, body, p -> {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 return null;
             }
