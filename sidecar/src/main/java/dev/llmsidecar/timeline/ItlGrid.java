@@ -22,8 +22,8 @@ public final class ItlGrid {
     /** The coarsest schema a stream is reduced to (one bucket per power of two). */
     static final int MIN_SCHEMA = 0;
     /** As the exported native histogram: powers of two from 2^-30 s to 2^20 s. */
-    static final int MIN_EXP = -30;
-    static final int MAX_EXP = 20;
+    public static final int MIN_EXP = -30;
+    public static final int MAX_EXP = 20;
     /** Samples at or below it are in the zero bucket (as the exported native histogram's zero bucket). */
     public static final double ZERO_THRESHOLD = Math.scalb(1.0, MIN_EXP);
     /**
@@ -65,7 +65,7 @@ public final class ItlGrid {
 
     /** The key of a sample of {@code seconds} at {@code schema}. */
     int key(double seconds, int schema) {
-        return nativeIndex(seconds, schema) * slots + classicSlot(seconds);
+        return index(seconds, schema, true) * slots + classicSlot(seconds);
     }
 
     /** The bucket of samples of 0 (a sample at or below {@link #ZERO_THRESHOLD} is 0 in nanoseconds). */
@@ -107,8 +107,17 @@ public final class ItlGrid {
         return k == 0 || exp < FINE_EXP ? Math.scalb(1.0, exp) : Math.scalb(OCTAVE_BOUNDS[k * step - 1], exp);
     }
 
-    /** As the exported native histogram places a value, at {@code schema} (0: the zero bucket). */
-    static int nativeIndex(double seconds, int schema) {
+    /**
+     * The native bucket of a value at {@code schema} (at most 6), as Prometheus numbers them from 2^{@value #MIN_EXP}:
+     * 0 for the zero bucket (at or below {@link #ZERO_THRESHOLD}), else 1 + the bucket's place from there. The one
+     * placement both the exported native histogram and every stream's ITL buckets use, so that the two agree.
+     */
+    public static int nativeIndex(double seconds, int schema) {
+        return index(seconds, schema, false);
+    }
+
+    /** As {@link #nativeIndex}; {@code coarse}: below 2^{@value #FINE_EXP} s one bucket per power of two. */
+    private static int index(double seconds, int schema, boolean coarse) {
         if (!(seconds > ZERO_THRESHOLD)) {
             return 0;
         }
@@ -127,7 +136,7 @@ public final class ItlGrid {
                 k = Arrays.binarySearch(OCTAVE_BOUNDS, m);
                 k = k >= 0 ? k : -k - 1;
             }
-            if (exp < FINE_EXP) {
+            if (coarse && exp < FINE_EXP) {
                 k = PER_OCTAVE - 1; // the whole power of two, as its last bucket
             }
         }

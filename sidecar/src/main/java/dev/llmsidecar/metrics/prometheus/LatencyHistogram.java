@@ -2,6 +2,7 @@ package dev.llmsidecar.metrics.prometheus;
 
 import dev.llmsidecar.metrics.ExemplarSource;
 import dev.llmsidecar.metrics.HistogramMode;
+import dev.llmsidecar.timeline.ItlGrid;
 import io.prometheus.metrics.model.snapshots.ClassicHistogramBuckets;
 import io.prometheus.metrics.model.snapshots.Exemplar;
 import io.prometheus.metrics.model.snapshots.Exemplars;
@@ -36,24 +37,14 @@ public final class LatencyHistogram {
 
     /** The native resolution recorded: 2^5 buckets per power of two. */
     public static final int SCHEMA = 5;
-    static final int MIN_EXP = -30;
-    static final int MAX_EXP = 20;
+    static final int MIN_EXP = ItlGrid.MIN_EXP;
+    static final int MAX_EXP = ItlGrid.MAX_EXP;
     /** Observations at or below it are in the zero bucket (durations are never negative). */
     public static final double ZERO_THRESHOLD = Math.scalb(1.0, MIN_EXP);
     private static final int PER_OCTAVE = 1 << SCHEMA;
     private static final int LOWEST_SCHEMA = -4;
     private static final long EXEMPLAR_MIN_AGE_MILLIS = 100;
     private static final int SNAPSHOT_ATTEMPTS = 10_000;
-    /** 2^(k/32) for k = 1 .. 32: the upper bounds within one power of two. */
-    private static final double[] OCTAVE_BOUNDS = new double[PER_OCTAVE];
-
-    static {
-        for (int k = 1; k <= PER_OCTAVE; k++) {
-            OCTAVE_BOUNDS[k - 1] = Math.pow(2, (double) k / PER_OCTAVE);
-        }
-        OCTAVE_BOUNDS[PER_OCTAVE - 1] = 2.0;
-    }
-
     private final double[] bounds;
     private final AtomicLongArray classic; // null: not exported
     private final AtomicReferenceArray<AtomicLongArray> octaves; // null: not exported
@@ -110,28 +101,14 @@ public final class LatencyHistogram {
     }
 
     private void observeNative(double value, long n) {
-        if (!(value > ZERO_THRESHOLD)) {
+        // the placement every stream's ITL buckets use too (they must nest inside these)
+        int index = ItlGrid.nativeIndex(value, SCHEMA);
+        if (index == 0) {
             zero.add(n);
             return;
         }
-        int exp = Math.getExponent(value);
-        int k;
-        if (exp > MAX_EXP) {
-            exp = MAX_EXP;
-            k = PER_OCTAVE - 1;
-        } else {
-            // the mantissa as a double in [1, 2) (value is normal here)
-            double m = Double.longBitsToDouble(
-                    (Double.doubleToRawLongBits(value) & 0x000FFFFFFFFFFFFFL) | 0x3FF0000000000000L);
-            if (m == 1.0) {
-                exp--; // 2^e is the upper bound of the previous power's last bucket
-                k = PER_OCTAVE - 1;
-            } else {
-                k = Arrays.binarySearch(OCTAVE_BOUNDS, m);
-                k = k >= 0 ? k : -k - 1;
-            }
-        }
-        int page = exp - MIN_EXP;
+        int page = (index - 1) >> SCHEMA;
+        int k = (index - 1) & (PER_OCTAVE - 1);
         AtomicLongArray counts = octaves.get(page);
         if (counts == null) {
             octaves.compareAndSet(page, null, new AtomicLongArray(PER_OCTAVE));
