@@ -86,8 +86,9 @@ public interface SidecarConfig {
         Optional<Long> inspectBudget();
 
         /**
-         * The heap mark: new requests get 503 while the heap's tenured pool, as it stood after its last collection,
-         * holds more than this fraction of its maximum (llm_sidecar_memory_used_bytes{budget="heap"} against
+         * The heap mark: new requests get 503 while the live heap (the tenured pool after its last collection and the
+         * survivor space after the last young one) holds more than this fraction of the room live data has (the
+         * tenured pool and one survivor space; llm_sidecar_memory_used_bytes{budget="heap"} against
          * llm_sidecar_memory_budget_bytes). Open streams go on; readiness stays up. Lowered by tests.
          */
         @WithDefault("0.85")

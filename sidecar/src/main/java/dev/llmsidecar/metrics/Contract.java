@@ -179,7 +179,8 @@ public final class Contract {
             "Requests refused with 503 (x-llm-sidecar-error: overloaded) because the sidecar's memory was past its "
                     + "mark; open streams went on");
     public static final Series MEMORY_USED = gauge("llm_sidecar.memory.used_bytes", "By",
-            "Memory in use against each budget: heap (the tenured pool after its last collection), direct (Netty's "
+            "Memory in use against each budget: heap (the tenured pool after its last collection and the survivor "
+                    + "space after the last young one), direct (Netty's "
                     + "buffers), request_bodies (bodies held for inspection)", Label.BUDGET);
     public static final Series MEMORY_BUDGET = gauge("llm_sidecar.memory.budget_bytes", "By",
             "Each budget: heap and direct, the marks past which new requests are shed (sidecar.limits.shed-heap-fraction, shed-direct-fraction); "

@@ -11,9 +11,11 @@ import java.lang.management.MemoryUsage;
  * Whether the sidecar is near the end of its memory, so that it sheds new work before it would die of it (the JVM
  * exits on OutOfMemoryError, and with it every stream of the pod). Two pools, each with its mark:
  * <ul>
- *   <li>the heap's tenured pool as it stood after its last collection (what is live, not garbage not yet collected),
- *   or its current use when that is lower (live data cannot exceed it: a sidecar that sheds allocates little, and may
- *   not be collected again soon);</li>
+ *   <li>the live heap: the tenured pool as it stood after its last collection (what is live, not garbage not yet
+ *   collected), or its current use when that is lower (a sidecar that sheds allocates little, and may not be
+ *   collected again soon), plus the survivor space after the last young collection (live objects not yet promoted:
+ *   an open stream's state lives there until it has survived a few collections). Against the room live data has: the
+ *   tenured pool and one survivor space (24 + 14 MB with the shipped flags; eden holds only what dies young);</li>
  *   <li>direct memory in use (Netty's buffers: reads in flight, what waits for a slow peer).</li>
  * </ul>
  * Read every {@link #check} (the proxy's sweep, a few times a second): two MXBean reads, nothing allocated.
@@ -28,19 +30,25 @@ public final class MemoryMark {
     }
 
     private final MemoryPoolMXBean tenured;
+    private final MemoryPoolMXBean survivor;
     private final BufferPoolMXBean direct;
     private final long heapMark;
     private final long directMark;
     private volatile Reading last;
 
     /**
-     * @param heapFraction the mark as a fraction of the tenured pool's maximum (of the heap's, where the pool has none)
+     * @param heapFraction the mark as a fraction of the room live data has: the tenured pool's maximum and a survivor
+     *     space's (the heap's maximum, where there is no tenured pool)
      * @param directFraction the mark as a fraction of the maximum direct memory
      */
     public MemoryMark(double heapFraction, double directFraction) {
         this.tenured = tenuredPool();
-        long heapMax = tenured != null && tenured.getUsage().getMax() > 0 ? tenured.getUsage().getMax()
-                : Runtime.getRuntime().maxMemory();
+        this.survivor = ManagementFactory.getMemoryPoolMXBeans().stream()
+                .filter(p -> p.getType() == MemoryType.HEAP && p.getName().contains("Survivor")
+                        && p.isCollectionUsageThresholdSupported()).findFirst().orElse(null);
+        long tenuredMax = tenured != null ? tenured.getUsage().getMax() : -1;
+        long survivorMax = survivor != null ? Math.max(0, survivor.getUsage().getMax()) : 0;
+        long heapMax = tenuredMax > 0 ? tenuredMax + survivorMax : Runtime.getRuntime().maxMemory();
         this.heapMark = (long) (heapMax * heapFraction);
         this.direct = ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class).stream()
                 .filter(p -> p.getName().equals("direct")).findFirst().orElse(null);
@@ -73,6 +81,10 @@ public final class MemoryMark {
             MemoryUsage afterGc = tenured.getCollectionUsage();
             long now = tenured.getUsage().getUsed();
             heap = afterGc == null ? now : Math.min(afterGc.getUsed(), now);
+        }
+        if (survivor != null) {
+            MemoryUsage young = survivor.getCollectionUsage();
+            heap += young == null ? 0 : young.getUsed();
         }
         long netty = PlatformDependent.usedDirectMemory(); // -1 where Netty does not count its own
         long nio = direct == null ? 0 : direct.getMemoryUsed();

@@ -166,6 +166,7 @@ public final class Bench {
         boolean trial = false;
         String profile = null;
         boolean syscalls = false;
+        boolean longOnly = false;
         int profileLevel = 1000;
         for (int i = 2; i < args.length; i++) {
             switch (args[i]) {
@@ -181,6 +182,7 @@ public final class Bench {
                 case "--baseline-jvm-options" -> bench.baselineOptions = Path.of(args[++i]).toAbsolutePath();
                 case "--with-minimal" -> bench.withMinimal = true;
                 case "--with-trace" -> bench.withTrace = true;
+                case "--long-streams" -> longOnly = true;
                 case "--soak" -> soakMinutes = Integer.parseInt(args[++i]);
                 case "--report-only" -> reportOnly = true;
                 case "--profile" -> profile = Profiling.event(args[++i]);
@@ -203,6 +205,10 @@ public final class Bench {
         }
         if (trial) {
             bench.trial();
+            return;
+        }
+        if (longOnly) {
+            bench.longStreamsOnly(quick);
             return;
         }
         if (profile != null || syscalls) {
@@ -322,6 +328,10 @@ public final class Bench {
         results.put("plain", interleaved(targets, rounds, "plain", 32, seconds, 0, engine,
                 (t, p) -> String.format(Locale.ROOT, "plain %-11s %.0f req/s p99 %.0f us%s", t.name,
                         p.getDouble("requestsPerSec", 0.0), q(p, "plainLatency", "p99"), jvmLine(p))));
+        }
+        if (rerun == null || rerun.contains("long")) {
+            results.put("longStreams", longStreams(targets, engine, quick));
+            LongStreams.write(root, results.getJsonArray("longStreams"), quick);
         }
         memoryAt(memory, builds, "end");
         results.put("memory", memory);
@@ -838,6 +848,73 @@ public final class Bench {
         throw new IllegalStateException("nothing listening on " + port);
     }
 
+    // ---------------------------------------------------------------------------------------------- long streams
+
+    /** Streams of the long-stream phase: at least 2 000 tokens, as reasoning answers have 5 000 to 30 000. */
+    static final int LONG_EVENTS = 2000;
+
+    /**
+     * The long-stream phase (issue 41): the top concurrency, streams of {@value #LONG_EVENTS} tokens paced as the
+     * top latency level's (100 ms apart), without and with continuous usage, every target in turn; per target the
+     * collections and time stopped, peak RSS and CPU per event. {@code quick}: 500 streams, tokens 20 ms apart.
+     */
+    JsonArray longStreams(List<Endpoint> targets, Endpoint engine, boolean quick) throws Exception {
+        int conc = quick ? 500 : LEVELS[LEVELS.length - 1];
+        int intervalMs = quick ? 20 : 100;
+        int seconds = quick ? 5 : 15;
+        JsonArray out = new JsonArray();
+        for (boolean continuous : new boolean[] {false, true}) {
+            for (Endpoint t : targets) {
+                if (t.jvm()) {
+                    peaks.get(t.name).reset();
+                }
+                JsonObject p = phase(t, "stream", conc, seconds, LONG_EVENTS, intervalMs, 10, "bench-long", engine,
+                        continuous);
+                p.put("level", conc).put("events", LONG_EVENTS).put("intervalMs", intervalMs)
+                        .put("continuousUsage", continuous);
+                if (t.jvm()) {
+                    p.put("peak", peaks.get(t.name).get());
+                } else if (t.name.equals("nginx")) {
+                    p.put("nginxRssKb", rssKb(t.pids));
+                }
+                out.add(p);
+                JsonObject gc = p.getJsonObject("gc", new JsonObject());
+                System.out.printf(Locale.ROOT, "long c=%d %s%-11s %.0f events/s, %.1f us cpu/event, full GCs %.0f, "
+                        + "young %.0f, peak RSS %s%n", conc, continuous ? "continuous " : "", t.name,
+                        p.getDouble("eventsPerSec", 0.0), cpuPerEventMicros(p), gc.getDouble("majorCount", 0.0),
+                        gc.getDouble("minorCount", 0.0), p.containsKey("peak") ? p.getJsonObject("peak")
+                                .getLong("rssKb") / 1024 + " MB" : "-");
+            }
+        }
+        return out;
+    }
+
+    /** Proxy CPU per forwarded event, µs. */
+    static double cpuPerEventMicros(JsonObject p) {
+        long events = p.getLong("tokenEvents", 0L);
+        return events > 0 ? p.getDouble("proxyCpuSeconds", 0.0) * 1e6 / events : Double.NaN;
+    }
+
+    /** {@code --long-streams}: the long-stream phase alone, against the engine, nginx and the sidecar. */
+    void longStreamsOnly(boolean quick) throws Exception {
+        Endpoint engine = startEngine();
+        Endpoint nginx = startNginx(engine.port);
+        List<Endpoint> builds = startBuilds(engine.port);
+        ScheduledExecutorService sampler = startSampler();
+        Thread.sleep(1000);
+        List<Endpoint> targets = new ArrayList<>(List.of(new Endpoint("direct", engine.port, engine.pids, -1), nginx));
+        targets.addAll(builds);
+        warmUp(targets, quick ? 5 : 30, engine);
+        JsonArray out = longStreams(targets, engine, quick);
+        sampler.shutdownNow();
+        stopAll();
+        Files.writeString(root.resolve("docs/bench/long-streams.json"), new JsonObject().put("quick", quick)
+                .put("machine", machine()).put("sidecarJvm", sidecarOptsDescription()).put("longStreams", out)
+                .encodePrettily());
+        LongStreams.write(root, out, quick);
+        System.out.println("wrote docs/bench/long-streams.md, docs/bench/long-streams.json");
+    }
+
     // ---------------------------------------------------------------------------------------------- phases
 
     /**
@@ -873,11 +950,18 @@ public final class Bench {
      */
     JsonObject phase(Endpoint target, String mode, int conc, int seconds, int events, int intervalMs,
             int ttftMs, String model, Endpoint engine) throws Exception {
+        return phase(target, mode, conc, seconds, events, intervalMs, ttftMs, model, engine, false);
+    }
+
+    /** As above; {@code continuousUsage}: the client asks for usage on every chunk (vLLM's continuous_usage_stats). */
+    JsonObject phase(Endpoint target, String mode, int conc, int seconds, int events, int intervalMs,
+            int ttftMs, String model, Endpoint engine, boolean continuousUsage) throws Exception {
         JsonObject jvmBefore = target.jvm() ? JvmProbe.counters(target.mgmtPort) : null;
         long cpuTarget = target.name.equals("direct") ? 0 : cpuTicks(target.pids);
         long cpuEngine = cpuTicks(engine.pids);
         long[] box = boxTicks();
-        Process p = new ProcessBuilder("java", "-Xmx768m", "-XX:+UseParallelGC", "-cp", cp, BenchClient.class.getName(), "127.0.0.1",
+        Process p = new ProcessBuilder("java", "-Xmx768m", "-XX:+UseParallelGC",
+                "-Dbench.continuousUsage=" + continuousUsage, "-cp", cp, BenchClient.class.getName(), "127.0.0.1",
                 Integer.toString(target.port), mode, Integer.toString(conc), Integer.toString(seconds),
                 Integer.toString(events), Integer.toString(intervalMs), Integer.toString(ttftMs), model, "2")
                 .redirectError(ProcessBuilder.Redirect.appendTo(work.resolve("client.err").toFile())).start();

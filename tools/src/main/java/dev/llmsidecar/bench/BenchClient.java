@@ -204,8 +204,11 @@ public final class BenchClient {
          * and ITL this client records (and no model is added per phase: each costs the sidecar about 200 KB).
          */
         private Buffer body(boolean stream, boolean measured) {
+            // -Dbench.continuousUsage: vLLM's cumulative usage on every chunk (the sidecar weights ITL per chunk by it)
+            String usage = stream && Boolean.getBoolean("bench.continuousUsage")
+                    ? ",\"stream_options\":{\"include_usage\":true,\"continuous_usage_stats\":true}" : "";
             return Buffer.buffer("{\"model\":\"" + (measured ? phase.model() : "bench-warmup") + "\",\"stream\":"
-                    + stream + ",\"messages\":[{\"role\":\"user\",\"content\":\"benchmark\"}]}");
+                    + stream + usage + ",\"messages\":[{\"role\":\"user\",\"content\":\"benchmark\"}]}");
         }
 
         /** A stream's events: each stamped by the engine ({@code "t"}, first also {@code "a"}) and by its read. */
