@@ -754,7 +754,7 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
         }
         closeAfter = true;
         respondWith(SidecarError.REQUEST_BODY_TIMEOUT, "no body bytes for "
-                + context.requestBodyTimeoutNanos() / 1_000_000_000 + " s");
+                + context.requestBodyTimeoutNanos() / 1_000_000 + " ms");
     }
 
     /**
