@@ -151,6 +151,8 @@ public final class RequestTimeline implements TokenEventSink {
             firstContentNanos = nanos;
             live.onFirstAnswerToken(nanos - startNanos);
         }
+        long cumulative = cumulativeOutputTokens >= 0
+                ? clamp(cumulativeOutputTokens, ClampedValue.COMPLETION_TOKENS) : -1;
         if (chunks == 0) {
             firstChunkNanos = nanos;
             live.onFirstToken(nanos - startNanos);
@@ -158,19 +160,19 @@ public final class RequestTimeline implements TokenEventSink {
             long gap = nanos - lastChunkNanos;
             live.onChunkGap(gap);
             longestGapNanos = Math.max(longestGapNanos, gap);
-            itlSample(gap, cumulativeOutputTokens);
+            itlSample(gap, cumulative);
         }
         // a chunk without a count leaves the next one's tokens unknown too: only a delta between two counts is exact
-        lastCumulativeTokens = cumulativeOutputTokens >= 0
-                ? clamp(cumulativeOutputTokens, ClampedValue.COMPLETION_TOKENS) : -1;
+        lastCumulativeTokens = cumulative;
         lastChunkNanos = nanos;
         chunks++;
         live.onToken(nanos);
     }
 
     /** The gap that ended with this chunk, as ITL samples: k samples of gap/k for a chunk of k tokens. */
-    private void itlSample(long gap, long cumulativeOutputTokens) {
-        boolean counted = cumulativeOutputTokens >= 0 && lastCumulativeTokens >= 0;
+    /** @param cumulative this chunk's cumulative output tokens, already capped, or -1 */
+    private void itlSample(long gap, long cumulative) {
+        boolean counted = cumulative >= 0 && lastCumulativeTokens >= 0;
         if (weights == Weights.UNDECIDED) {
             weights = counted ? Weights.PER_CHUNK : Weights.AT_END;
             itl = new ItlHistogram(grid);
@@ -178,7 +180,7 @@ public final class RequestTimeline implements TokenEventSink {
         long tokens = 1; // a chunk of continuous usage without a count or after one without: one token
         if (weights == Weights.PER_CHUNK && counted) {
             // continuous usage: exact tokens per chunk
-            tokens = Math.max(1, clamp(cumulativeOutputTokens, ClampedValue.COMPLETION_TOKENS) - lastCumulativeTokens);
+            tokens = Math.max(1, cumulative - lastCumulativeTokens);
             if (tokens > ClampedValue.MAX_TOKENS_PER_CHUNK) {
                 clamped |= 1 << ClampedValue.TOKENS_PER_CHUNK.ordinal();
                 tokens = ClampedValue.MAX_TOKENS_PER_CHUNK;
