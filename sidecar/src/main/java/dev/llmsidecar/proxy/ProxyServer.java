@@ -228,6 +228,9 @@ public final class ProxyServer {
         ClientChannelHandler handler = new ClientChannelHandler(exchanges, routes, connectionErrors,
                 loop(ch.eventLoop()), false);
         ch.pipeline().addLast(handler.headClock(), new CleartextUpgrade(codec, upgrade, priorKnowledge), handler);
+        if (RelayHold.ON) {
+            ch.pipeline().addFirst(new RelayHold());
+        }
     }
 
     /** The upstream connections and idle timeouts of {@code loop} (created on first use, from that loop). */

@@ -7,6 +7,7 @@ import dev.llmsidecar.sim.ServedRequest;
 import dev.llmsidecar.support.ProxyFixture.Received;
 import dev.llmsidecar.support.ProxyFixture;
 import dev.llmsidecar.support.Scrape;
+import dev.llmsidecar.testkit.Clocks;
 import dev.llmsidecar.testkit.OtlpReceiver;
 import dev.llmsidecar.testkit.ReferenceReader;
 import io.opentelemetry.proto.trace.v1.Span;
@@ -22,6 +23,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.IntStream;
+import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -61,18 +63,122 @@ class TimingAccuracyTest {
         return HexFormat.of().formatHex(java.nio.ByteBuffer.allocate(16).putLong(0x7111e5L).putLong(marker).array());
     }
 
-    /** One request as the client, the sidecar and the engine saw it (seconds). */
+    /**
+     * One request as the client, the sidecar and the engine saw it (seconds), and the two hops from the sidecar's
+     * stamp to the client's read (ms): of the first token ({@code relayFirstMs}) and of the end ({@code relayEndMs}).
+     */
     record Seen(double clientTtft, double clientE2e, double sidecarTtft, double sidecarE2e, double sidecarTpot,
-            double engineTtft, double engineE2e, double engineTpot) {
+            double engineTtft, double engineE2e, double engineTpot, double relayFirstMs, double relayEndMs) {
+    }
+
+    /** What one run measured: every request's views, and the reference's hop of each token it read (ms). */
+    record Run(List<Seen> seen, double[] reference) {
     }
 
     /**
-     * @param concurrent streams per batch
-     * @param batches batches run one after the other
-     * @param medianExcessMs bound on the median of the sidecar's excess over the engine (TTFT and E2E)
-     * @param p90ExcessMs bound on its 90th percentile
+     * Bounds on medians and 90th percentiles over the requests (ms), each beyond the reference's delay at the same
+     * quantile, capped at {@link #REFERENCE_CAP_MS}; {@code NaN}: not checked at that concurrency (why: at the bounds).
+     *
+     * <p>The hops after the stamp are where a byte held after it shows in full ({@link #HOLD_CHECKS}: each kept one
+     * fails with a 2 ms hold, RelayHoldTest): a held byte adds its hold, less a reference of at most 1 ms. Their
+     * bounds are 1.5 and 1.9 ms, so a 2 ms hold fails them as long as the sidecar's own hop is at most 0.1-0.5 ms
+     * shorter than the reference's, which it never was (measured: the relay hop 0.1-0.9 ms longer at one stream and
+     * -0.2-0.4 at 100, the end's 0.9-1.5 longer).
+     *
+     * @param relayMedian the hop from the sidecar's stamp of the first token to the client's read of it: its relay and
+     *     the loopback
+     * @param endMedian the same hop for the response's end (the span's end to the client's end of the response)
+     * @param excessMedian sidecar minus engine (TTFT and E2E): the engine's write to the stamp, where a late stamp
+     *     shows (a hold after the stamp does not). A run beyond it is run again and, the third time, fails as
+     *     inconclusive ({@link #REFERENCE_CAP_MS}); TPOT's error is bounded by a quarter of it and of the next
+     * @param excessP90 the same at the 90th percentile
      */
-    void runAndCheck(int concurrent, int batches, double medianExcessMs, double p90ExcessMs) throws Exception {
+    record Bounds(double relayMedian, double endMedian, double excessMedian, double excessP90) {
+    }
+
+    /** The checks a byte held 2 ms after its stamp must fail (where a concurrency keeps them). */
+    static final List<String> HOLD_CHECKS = List.of("median relay hop of the first token",
+            "median relay hop of the end");
+
+    /**
+     * The most of the reference's delay a bound may subtract (ms). The reference explains load; it may not explain a
+     * defect away, so a 2 ms hold always shows. A run whose reference is disturbed beyond it (its median) is run
+     * again, twice at most, and then fails as inconclusive: never passes. So is a run whose engine-to-stamp hop
+     * (sidecar minus engine) is beyond its median bound: the engine, the client and the sidecar share this JVM, and
+     * when it falls behind (a core busy, 100 streams), every hop inside it grows and the reference, another process,
+     * does not see it (measured with a core busy: relay hop 9.1 ms at the median with sidecar minus engine 20.8 ms,
+     * once in 23 runs of 100 streams). A hold after the stamp cannot hide behind that: it does not move the
+     * engine-to-stamp hop.
+     */
+    static final double REFERENCE_CAP_MS = 1.0;
+    static final int ATTEMPTS = 3;
+
+    void runAndCheck(int concurrent, int batches, Bounds bounds) throws Exception {
+        List<String> disturbed = new ArrayList<>();
+        for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+            Run run = measure(concurrent, batches);
+            double referenceMedian = quantile(run.reference(), 0.5);
+            double harness = Math.max(quantile(run.seen().stream()
+                    .mapToDouble(s -> (s.sidecarTtft() - s.engineTtft()) * 1e3).toArray(), 0.5), quantile(run.seen()
+                    .stream().mapToDouble(s -> (s.sidecarE2e() - s.engineE2e()) * 1e3).toArray(), 0.5))
+                    - Math.min(referenceMedian, REFERENCE_CAP_MS);
+            if (referenceMedian > REFERENCE_CAP_MS || harness > bounds.excessMedian()) {
+                disturbed.add(String.format("reference %.2f ms, engine to sidecar %.2f ms", referenceMedian, harness));
+                continue;
+            }
+            check(run, bounds);
+            return;
+        }
+        throw new AssertionError("inconclusive: " + ATTEMPTS + " runs disturbed, at the median " + disturbed
+                + " (the reference beyond the " + REFERENCE_CAP_MS + " ms the bounds may subtract, or the engine's hop"
+                + " to the sidecar's stamp beyond its bound of " + bounds.excessMedian() + " ms: a busy JVM, or a"
+                + " late stamp)");
+    }
+
+    /** The bounds on one run that the reference found undisturbed; every failed bound is reported, not the first. */
+    static void check(Run run, Bounds b) {
+        List<Seen> seen = run.seen();
+        double[] reference = run.reference();
+        SoftAssertions soft = new SoftAssertions();
+        for (Seen s : seen) {
+            // causal: the sidecar's interval lies inside the client's and contains the engine's
+            soft.assertThat(s.sidecarTtft()).as("causal TTFT").isBetween(s.engineTtft(), s.clientTtft());
+            soft.assertThat(s.sidecarE2e()).as("causal E2E").isBetween(s.engineE2e(), s.clientE2e());
+        }
+        bound(soft, "median relay hop of the first token", 0.5, seen.stream().mapToDouble(Seen::relayFirstMs),
+                reference, b.relayMedian());
+        bound(soft, "median relay hop of the end", 0.5, seen.stream().mapToDouble(Seen::relayEndMs), reference,
+                b.endMedian());
+        // sidecar minus engine at the median is judged before (runAndCheck: beyond its bound, the run is not checked
+        // but run again, and fails as inconclusive the third time); its 90th percentile here
+        bound(soft, "p90 sidecar minus engine, TTFT", 0.9, seen.stream()
+                .mapToDouble(s -> (s.sidecarTtft() - s.engineTtft()) * 1e3), reference, b.excessP90());
+        bound(soft, "p90 sidecar minus engine, E2E", 0.9, seen.stream()
+                .mapToDouble(s -> (s.sidecarE2e() - s.engineE2e()) * 1e3), reference, b.excessP90());
+        // TPOT is a difference of two stamps over 9 intervals: the hop cancels, what is left is jitter / 9
+        for (double q : new double[] {0.5, 0.9}) {
+            soft.assertThat(quantile(seen.stream().mapToDouble(s -> Math.abs(s.sidecarTpot() - s.engineTpot()) * 1e3)
+                    .toArray(), q)).as("%s |TPOT error|, ms", q == 0.5 ? "median" : "p90")
+                    .isLessThan((q == 0.5 ? b.excessMedian() : b.excessP90()) / 4);
+        }
+        soft.assertAll();
+    }
+
+    /** The quantile {@code q} of {@code values} beyond the reference's (capped) at the same quantile (NaN: none). */
+    static void bound(SoftAssertions soft, String what, double q, java.util.stream.DoubleStream values,
+            double[] reference, double limit) {
+        if (Double.isNaN(limit)) {
+            return;
+        }
+        soft.assertThat(quantile(values.toArray(), q) - Math.min(quantile(reference, q), REFERENCE_CAP_MS))
+                .as("%s beyond the reference's delay, ms", what).isLessThan(limit);
+    }
+
+    /**
+     * One run: warm-up, then {@code batches} of {@code concurrent} streams beside the reference, paired across the
+     * three clocks; the exported series checked against the engine's schedule.
+     */
+    Run measure(int concurrent, int batches) throws Exception {
         int streams = concurrent * batches;
         Vertx vertx = Vertx.vertx();
         try (OtlpReceiver receiver = new OtlpReceiver(vertx);
@@ -116,31 +222,9 @@ class TimingAccuracyTest {
                 readings = reader.stop(3);
             }
             List<ServedRequest> served = f.engine.served();
-            List<Seen> seen = pair(sent, served, awaitSpans(receiver, streams));
+            List<Seen> seen = pair(sent, served, awaitSpans(receiver, streams), Clocks.wallMinusMonotonicNanos());
             double[] reference = referenceDelays(readings, served);
             report(concurrent, seen, reference);
-
-            for (Seen s : seen) {
-                // causal: the sidecar's interval lies inside the client's and contains the engine's
-                assertThat(s.sidecarTtft()).isBetween(s.engineTtft(), s.clientTtft());
-                assertThat(s.sidecarE2e()).isBetween(s.engineE2e(), s.clientE2e());
-            }
-            double[] ttftExcess = seen.stream().mapToDouble(s -> (s.sidecarTtft() - s.engineTtft()) * 1e3).toArray();
-            double[] e2eExcess = seen.stream().mapToDouble(s -> (s.sidecarE2e() - s.engineE2e()) * 1e3).toArray();
-            double[] tpotError = seen.stream().mapToDouble(s -> Math.abs(s.sidecarTpot() - s.engineTpot()) * 1e3)
-                    .toArray();
-            // the bounds hold for what the sidecar adds beyond the reference's delay at the same quantile
-            assertThat(quantile(ttftExcess, 0.5) - quantile(reference, 0.5))
-                    .as("median TTFT excess beyond the reference's delay, ms").isLessThan(medianExcessMs);
-            assertThat(quantile(ttftExcess, 0.9) - quantile(reference, 0.9))
-                    .as("p90 TTFT excess beyond the reference's delay, ms").isLessThan(p90ExcessMs);
-            assertThat(quantile(e2eExcess, 0.5) - quantile(reference, 0.5))
-                    .as("median E2E excess beyond the reference's delay, ms").isLessThan(medianExcessMs);
-            assertThat(quantile(e2eExcess, 0.9) - quantile(reference, 0.9))
-                    .as("p90 E2E excess beyond the reference's delay, ms").isLessThan(p90ExcessMs);
-            // TPOT is a difference of two stamps over 9 intervals: the hop cancels, what is left is jitter / 9
-            assertThat(quantile(tpotError, 0.5)).as("median |TPOT error|, ms").isLessThan(medianExcessMs / 4);
-            assertThat(quantile(tpotError, 0.9)).as("p90 |TPOT error|, ms").isLessThan(p90ExcessMs / 4);
 
             Scrape s = f.settledScrape();
             String[] l = {"model", MODEL, "operation", "chat", "streaming", "true"};
@@ -178,13 +262,15 @@ class TimingAccuracyTest {
             assertThat(s.sum("llm_sidecar_requests_in_flight")).isZero();
             assertThat(s.sum("llm_sidecar_requests_total")).isEqualTo(3.0 * concurrent + streams);
             assertThat(s.sum("llm_sidecar_requests_waiting_first_token")).isZero();
+            return new Run(seen, reference);
         } finally {
             ProxyFixture.await(vertx.close());
         }
     }
 
     /** Each request's three views, matched by the marker in its body (engine) and its trace id (sidecar). */
-    static List<Seen> pair(Map<Integer, Received> sent, List<ServedRequest> served, Map<String, Span> spans) {
+    static List<Seen> pair(Map<Integer, Received> sent, List<ServedRequest> served, Map<String, Span> spans,
+            long wallMinusMonotonic) {
         Map<Integer, ServedRequest> byMarker = new HashMap<>();
         for (ServedRequest r : served) {
             java.util.regex.Matcher m = java.util.regex.Pattern.compile("\"hi (-?\\d+)\"").matcher(r.body());
@@ -205,14 +291,19 @@ class TimingAccuracyTest {
             // the end of the response as the client saw it, the same event the sidecar's span ends on (the stream's
             // end, which may come in a read after the last data)
             long clientLast = client.endedNanos();
+            double sidecarTtft = (Double) a.get("llm_sidecar.time_to_first_token");
+            // the sidecar's stamps in wall time, as its span states them, beside the client's reads
+            double sidecarFirstWall = span.getStartTimeUnixNano() + sidecarTtft * 1e9;
             seen.add(new Seen(
                     (clientFirst - client.sentNanos()) / 1e9, (clientLast - client.sentNanos()) / 1e9,
-                    (Double) a.get("llm_sidecar.time_to_first_token"),
+                    sidecarTtft,
                     (span.getEndTimeUnixNano() - span.getStartTimeUnixNano()) / 1e9,
                     (Double) a.get("llm_sidecar.time_per_output_token"),
                     (engine.firstTokenSentNanos() - engine.arrivalNanos()) / 1e9,
                     (engine.lastTokenSentNanos() - engine.arrivalNanos()) / 1e9,
-                    (engine.lastTokenSentNanos() - engine.firstTokenSentNanos()) / 1e9 / (TOKENS - 1)));
+                    (engine.lastTokenSentNanos() - engine.firstTokenSentNanos()) / 1e9 / (TOKENS - 1),
+                    (clientFirst + wallMinusMonotonic - sidecarFirstWall) / 1e6,
+                    (clientLast + wallMinusMonotonic - span.getEndTimeUnixNano()) / 1e6));
         });
         return seen;
     }
@@ -236,9 +327,10 @@ class TimingAccuracyTest {
     }
 
     /**
-     * The reference's delay of each read of a token beyond its best one (ms): a token's arrival at the reference less
-     * when the engine wrote it (one monotonic clock for every process of the machine), less the least of them. On a
-     * quiet machine it is about 0; what it is beyond that, the scheduler made it.
+     * The reference's hop of each token it read (ms): its arrival at the reference less when the engine wrote it, one
+     * monotonic clock for every process of the machine. It is the same kind of hop as the sidecar's relay hop (a
+     * write, the loopback, a reader's wake-up and read), made by a reader that does no work of the sidecar's, at the
+     * same time, so what it is beyond a quiet machine's the scheduler made it.
      */
     static double[] referenceDelays(List<ReferenceReader.Reading> readings, List<ServedRequest> served) {
         Map<Integer, ServedRequest> byMarker = new HashMap<>();
@@ -261,22 +353,29 @@ class TimingAccuracyTest {
             }
         }
         assertThat(hops).as("tokens the reference read during the run").hasSizeGreaterThanOrEqualTo(20);
-        double least = hops.stream().mapToDouble(Double::doubleValue).min().orElseThrow();
-        return hops.stream().mapToDouble(h -> h - least).toArray();
+        return hops.stream().mapToDouble(Double::doubleValue).toArray();
     }
 
-    /** Prints the excess distributions, so a failure (or a new machine) shows the figures the bounds came from. */
+    /** Prints every distribution a bound is on, so a failure (or a new machine) shows the figures. */
     static void report(int concurrent, List<Seen> seen, double[] reference) {
-        double[] ttft = seen.stream().mapToDouble(s -> (s.sidecarTtft() - s.engineTtft()) * 1e3).toArray();
-        double[] e2e = seen.stream().mapToDouble(s -> (s.sidecarE2e() - s.engineE2e()) * 1e3).toArray();
-        double[] tpot = seen.stream().mapToDouble(s -> Math.abs(s.sidecarTpot() - s.engineTpot()) * 1e3).toArray();
-        System.out.printf("timing, %d concurrent, sidecar minus engine (ms): TTFT p50 %.2f p90 %.2f max %.2f; "
-                + "E2E p50 %.2f p90 %.2f max %.2f; |TPOT error| p50 %.3f p90 %.3f%n", concurrent,
-                quantile(ttft, 0.5), quantile(ttft, 0.9), quantile(ttft, 1), quantile(e2e, 0.5), quantile(e2e, 0.9),
-                quantile(e2e, 1), quantile(tpot, 0.5), quantile(tpot, 0.9));
-        System.out.printf("timing, %d concurrent, the reference's delay (ms, %d tokens): p50 %.2f p90 %.2f max %.2f%n",
-                concurrent, reference.length, quantile(reference, 0.5), quantile(reference, 0.9),
-                quantile(reference, 1));
+        print(concurrent, "relay hop of the first token", seen.stream().mapToDouble(Seen::relayFirstMs).toArray());
+        print(concurrent, "relay hop of the end", seen.stream().mapToDouble(Seen::relayEndMs).toArray());
+        print(concurrent, "client minus sidecar, TTFT", seen.stream()
+                .mapToDouble(s -> (s.clientTtft() - s.sidecarTtft()) * 1e3).toArray());
+        print(concurrent, "client minus sidecar, E2E", seen.stream()
+                .mapToDouble(s -> (s.clientE2e() - s.sidecarE2e()) * 1e3).toArray());
+        print(concurrent, "sidecar minus engine, TTFT", seen.stream()
+                .mapToDouble(s -> (s.sidecarTtft() - s.engineTtft()) * 1e3).toArray());
+        print(concurrent, "sidecar minus engine, E2E", seen.stream()
+                .mapToDouble(s -> (s.sidecarE2e() - s.engineE2e()) * 1e3).toArray());
+        print(concurrent, "|TPOT error|", seen.stream()
+                .mapToDouble(s -> Math.abs(s.sidecarTpot() - s.engineTpot()) * 1e3).toArray());
+        print(concurrent, "the reference's hop (" + reference.length + " tokens)", reference);
+    }
+
+    static void print(int concurrent, String what, double[] ms) {
+        System.out.printf("timing, %d concurrent, %s (ms): p50 %.3f p90 %.3f max %.3f%n", concurrent, what,
+                quantile(ms, 0.5), quantile(ms, 0.9), quantile(ms, 1));
     }
 
     /** The nearest-rank quantile (the value at rank ceil(q * n)). */
@@ -302,19 +401,28 @@ class TimingAccuracyTest {
         return r;
     }
 
-    // Bounds from measurement (docs/reliability.md): quiet, one stream's excess is about 1-2 ms at the median and
-    // 3-4 ms at p90; with one core kept busy and more load besides, up to 2 ms and 7 ms for one stream, 6 ms and
-    // 12 ms for 100 at once. The bounds leave that much again. With the raw relay (28 Nov 2026, three runs with a
-    // shell loop keeping one core busy): one stream 1.4-1.8 ms TTFT and 2.0-2.6 ms E2E at the median, p90 under
-    // 4.5 ms; 100 streams 0.2-0.3 ms and p90 under 2.2 ms; the reference's delay 0.1-0.2 ms at the median.
+    // Bounds from measurement (2026-11-29, this machine's 2 cores; medians beyond the reference, 3 runs quiet and 9
+    // with a spinning process pinned to one core). One stream: relay hop 0.1-0.9 ms, end 0.9-1.5, sidecar minus engine
+    // 1.4-5.3 (p90 up to 11); with a 2 ms hold the relay hop was 2.3 and the end 2.4. A hundred streams: relay hop
+    // -0.2-0.4, sidecar minus engine 0.2-5.2 (p90 up to 16), and once in 23 runs with a core busy 20.8, with every hop
+    // in the JVM grown (relay hop 9.1: retried, REFERENCE_CAP_MS); with the hold, relay hop 2.0.
+    // Not checked, because they cannot tell a 2 ms hold from a busy core here (no hold, busy, against a hold, quiet):
+    // client minus sidecar at the TTFT and E2E level (one stream 1.0-2.4 against 3.2; a hundred 0.2-2.3 against
+    // 2.4: the request's way in, a wake-up from idle at one stream, swings by more than 2 ms); the end's hop at a
+    // hundred streams (0.0-7.0: the test's client and OTLP receiver share the JVM and the one free core with 100
+    // ending streams, which the reference, another process, does not see); every 90th percentile of a hop after
+    // the stamp (up to 2 ms beyond the reference at one stream, 9 ms at a hundred). The late-stamp excess keeps
+    // its p90, as a bound on outliers.
+    static final Bounds ONE_STREAM = new Bounds(1.5, 1.9, 6.0, 14.0);
+    static final Bounds HUNDRED_STREAMS = new Bounds(1.5, Double.NaN, 8.0, 25.0);
 
     @Test
     void oneStreamAtATimeMatchesTheEngineWithinAFewMilliseconds() throws Exception {
-        runAndCheck(1, 20, 5, 15);
+        runAndCheck(1, 20, ONE_STREAM);
     }
 
     @Test
     void hundredConcurrentStreamsMatchTheEngine() throws Exception {
-        runAndCheck(100, 1, 12, 25);
+        runAndCheck(100, 1, HUNDRED_STREAMS);
     }
 }

@@ -6,9 +6,6 @@ import dev.llmsidecar.support.Scrape;
 import dev.llmsidecar.testkit.OtlpReceiver;
 import dev.llmsidecar.testkit.Processes;
 import dev.llmsidecar.testkit.RawHttp;
-import dev.llmsidecar.testkit.ReferenceReader;
-import io.opentelemetry.proto.common.v1.KeyValue;
-import io.opentelemetry.proto.trace.v1.Span;
 import io.vertx.core.Vertx;
 import java.net.Socket;
 import java.net.URI;
@@ -17,8 +14,6 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -156,115 +151,10 @@ class RealEngineIT {
                 .isEqualTo(before.sum("llm_sidecar_output_token_source_total", "source", "chunks"));
     }
 
-    /**
-     * The client's clock starts before the sidecar's and stops after it, two loopback hops apart: per request the
-     * difference (client minus sidecar) is never negative (causal, whatever the load), and its distribution is a few
-     * milliseconds. One request can be delayed by the scheduler (the client, the sidecar and llama-server share two
-     * cores; CI machines are shared), so the bounds are on the median and the 90th percentile of 24 requests, never
-     * on every one. Measured (docs/reliability.md): quiet, TTFT and E2E medians 1-2 ms, p90 under 5 ms; with one
-     * core kept busy, medians under 3 ms and p90 under 10 ms; single requests reached 12 ms.
-     */
+    /** The sidecar's timings against an independent client, per request ({@link RealEngineTiming}). */
     @Test
     void theSidecarsTimingsAgreeWithAnIndependentClientPerRequest() throws Exception {
-        Map<String, Seen> seen = new HashMap<>();
-        // the reference: a separate process reading llama-server directly at the same time, with the same reader,
-        // its delays read off the engine's own timings of each event; short requests with pauses between them, so
-        // that it does not keep the engine's one thread computing (which cost the sidecar's figures 1 ms at the
-        // median when it streamed 48 tokens back to back)
-        List<ReferenceReader.Reading> readings;
-        try (ReferenceReader.Started reference = ReferenceReader.start(enginePort, "/v1/chat/completions",
-                chat("Reference %d", 16, ",\"timings_per_token\":true", true), 2, 1000, Duration.ofSeconds(120),
-                1, Duration.ofMillis(50))) {
-            for (int i = 0; i < 24; i++) {
-                String trace = HexFormat.of().formatHex(java.nio.ByteBuffer.allocate(16).putLong(0x5ca1ab1eL)
-                        .putLong(i + 1).array());
-                Seen s = post(sidecar.proxyPort, "/v1/chat/completions", chat("Count to " + i, 48, "", true),
-                        Map.of("traceparent", "00-" + trace + "-00f067aa0ba902b7-01"));
-                assertThat(s.status()).isEqualTo(200);
-                seen.put(trace, s);
-            }
-            readings = reference.stop(8);
-        }
-        assertThat(readings).as("reference requests read during the run").hasSizeGreaterThanOrEqualTo(5);
-        // the delay of each of its reads of an event beyond its best, by the engine's own timings
-        List<Double> reference = readings.stream().flatMapToDouble(r -> java.util.Arrays.stream(r.llamaDelaysMs()))
-                .boxed().toList();
-        Map<String, Span> spans = awaitSpans(seen.keySet());
-        List<Double> ttftDiffs = new ArrayList<>();
-        List<Double> e2eDiffs = new ArrayList<>();
-        List<Double> tpotDiffs = new ArrayList<>();
-        for (var e : seen.entrySet()) {
-            Span span = spans.get(e.getKey());
-            Map<String, Object> a = attributes(span.getAttributesList());
-            Seen client = e.getValue();
-            double sidecarTtft = (Double) a.get("llm_sidecar.time_to_first_token") * 1000;
-            double sidecarE2e = (span.getEndTimeUnixNano() - span.getStartTimeUnixNano()) / 1e6;
-            long tokens = (Long) a.get("gen_ai.usage.output_tokens");
-            double clientTpot = (client.e2eMs() - client.ttftMs()) / (tokens - 1);
-            double sidecarTpot = (Double) a.get("llm_sidecar.time_per_output_token") * 1000;
-            // the model as the engine named it in its chunks (llama-server: its model alias or file name)
-            java.util.regex.Matcher named = java.util.regex.Pattern.compile("\"model\":\"([^\"]+)\"")
-                    .matcher(client.entity());
-            assertThat(named.find()).as("the engine names its model in the stream").isTrue();
-            assertThat(a).containsEntry("gen_ai.response.model", named.group(1));
-            ttftDiffs.add(client.ttftMs() - sidecarTtft);
-            e2eDiffs.add(client.e2eMs() - sidecarE2e);
-            tpotDiffs.add(clientTpot - sidecarTpot);
-        }
-        System.out.printf("real engine timing (client - sidecar, ms): ttft p50 %.2f p90 %.2f max %.2f; e2e p50 %.2f "
-                + "p90 %.2f max %.2f; |tpot| p50 %.3f p90 %.3f%n", quantile(ttftDiffs, 0.5), quantile(ttftDiffs, 0.9),
-                quantile(ttftDiffs, 1), quantile(e2eDiffs, 0.5), quantile(e2eDiffs, 0.9), quantile(e2eDiffs, 1),
-                quantile(abs(tpotDiffs), 0.5), quantile(abs(tpotDiffs), 0.9));
-        System.out.printf("real engine timing, the reference's delay (ms, %d events of %d requests): p50 %.2f p90 %.2f "
-                + "max %.2f%n", reference.size(), readings.size(), quantile(reference, 0.5), quantile(reference, 0.9),
-                quantile(reference, 1));
-        // causal: the sidecar's interval lies inside the client's (0.5 ms for the two processes' clock reads)
-        assertThat(ttftDiffs).allSatisfy(d -> assertThat(d).isGreaterThan(-0.5));
-        assertThat(e2eDiffs).allSatisfy(d -> assertThat(d).isGreaterThan(-0.5));
-        // the bounds hold for the difference beyond the reference's delay at the same quantile
-        assertThat(quantile(ttftDiffs, 0.5) - quantile(reference, 0.5))
-                .as("median TTFT difference beyond the reference's delay, ms").isLessThan(4.0);
-        assertThat(quantile(ttftDiffs, 0.9) - quantile(reference, 0.9))
-                .as("p90 TTFT difference beyond the reference's delay, ms").isLessThan(15.0);
-        assertThat(quantile(e2eDiffs, 0.5) - quantile(reference, 0.5))
-                .as("median E2E difference beyond the reference's delay, ms").isLessThan(4.0);
-        assertThat(quantile(e2eDiffs, 0.9) - quantile(reference, 0.9))
-                .as("p90 E2E difference beyond the reference's delay, ms").isLessThan(15.0);
-        // TPOT is a difference over 47 intervals: the hops cancel, a delayed request moves it by its delay / 47
-        assertThat(quantile(abs(tpotDiffs), 0.5)).as("median |TPOT difference|, ms").isLessThan(0.1);
-        assertThat(quantile(abs(tpotDiffs), 0.9)).as("p90 |TPOT difference|, ms").isLessThan(0.5);
-    }
-
-    /** The nearest-rank quantile (the value at rank ceil(q * n)). */
-    static double quantile(List<Double> values, double q) {
-        List<Double> sorted = values.stream().sorted().toList();
-        return sorted.get(Math.max(0, (int) Math.ceil(q * sorted.size()) - 1));
-    }
-
-    static List<Double> abs(List<Double> values) {
-        return values.stream().map(Math::abs).toList();
-    }
-
-    Map<String, Span> awaitSpans(java.util.Set<String> traces) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (true) {
-            Map<String, Span> found = new HashMap<>();
-            for (Span s : otlp.spans()) {
-                String trace = HexFormat.of().formatHex(s.getTraceId().toByteArray());
-                if (traces.contains(trace)) {
-                    found.put(trace, s);
-                }
-            }
-            if (found.size() == traces.size() || System.nanoTime() > deadline) {
-                assertThat(found.keySet()).containsExactlyInAnyOrderElementsOf(traces);
-                return found;
-            }
-            Thread.sleep(50);
-        }
-    }
-
-    static Map<String, Object> attributes(List<KeyValue> kvs) {
-        return OtlpReceiver.attributes(kvs);
+        RealEngineTiming.runAndCheck(enginePort, sidecar.proxyPort, otlp, RealEngineTiming.BOUNDS);
     }
 
     /**
