@@ -41,7 +41,7 @@ import org.junit.jupiter.api.Test;
 class HostileTrafficIT {
 
     /** The chart's memory limit for the sidecar container (charts/llm-sidecar/values.yaml, resources.limits). */
-    static final long CHART_MEMORY_LIMIT = 256L * 1024 * 1024;
+    static final long CHART_MEMORY_LIMIT = 288L * 1024 * 1024;
     static final int LONG_STREAMS = 200;
     static final int LONG_TOKENS = 20_000;
     static final int PER_WRITE = 500;

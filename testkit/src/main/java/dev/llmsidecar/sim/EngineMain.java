@@ -31,7 +31,9 @@ public final class EngineMain {
         vertx.deployVerticle(() -> new AbstractVerticle() {
             @Override
             public void start(Promise<Void> started) {
-                new SimulatedEngine(vertx, behaviour).start("127.0.0.1", port).<Void>mapEmpty().onComplete(started);
+                // a process of its own: nobody reads what it served, so it keeps none of it
+                new SimulatedEngine(vertx, behaviour).keepServed(0).start("127.0.0.1", port).<Void>mapEmpty()
+                        .onComplete(started);
             }
         }, new DeploymentOptions().setInstances(loops)).onComplete(ar -> {
             if (ar.failed()) {

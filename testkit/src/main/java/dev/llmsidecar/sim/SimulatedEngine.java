@@ -54,6 +54,7 @@ public final class SimulatedEngine {
     private final ConcurrentLinkedDeque<ServedRequest> served = new ConcurrentLinkedDeque<>();
     /** The deque's size: its own size() walks every node, too slow at thousands of requests a second. */
     private final AtomicInteger servedCount = new AtomicInteger();
+    private volatile int keepServed = 10_000;
     private final AtomicLong ids = new AtomicLong();
     private final Map<String, SimDialect> dialects = Map.of(
             "/v1/chat/completions", new OpenAiDialect(true),
@@ -158,7 +159,20 @@ public final class SimulatedEngine {
         return server == null ? Future.succeededFuture() : server.close();
     }
 
-    /** Requests served so far (newest last), bounded to the last 10 000. */
+    /**
+     * Keeps at most the last {@code max} requests in {@link #served()} (10 000 unless set; each holds its chunks'
+     * send times, 16 KB for a 2 000-token stream). An engine run as a process of its own, which nobody asks, keeps
+     * none: the benchmark's long-stream phase, 16 000 such streams, filled its 256 MB heap with them.
+     */
+    public SimulatedEngine keepServed(int max) {
+        keepServed = max;
+        while (servedCount.get() > max && served.pollFirst() != null) {
+            servedCount.decrementAndGet();
+        }
+        return this;
+    }
+
+    /** Requests served so far (newest last), bounded to the last 10 000 ({@link #keepServed}). */
     public List<ServedRequest> served() {
         return new ArrayList<>(served);
     }
@@ -518,9 +532,12 @@ public final class SimulatedEngine {
         }
 
         void record(boolean cancelled, long closedAt) {
+            if (keepServed == 0) {
+                return;
+            }
             served.add(new ServedRequest(turn.id(), body, arrival, firstSent, lastSent, chunksSent, cancelled, closedAt,
                     java.util.Arrays.copyOf(sentTimes, chunksSent), written));
-            if (servedCount.incrementAndGet() > 10_000 && served.pollFirst() != null) {
+            if (servedCount.incrementAndGet() > keepServed && served.pollFirst() != null) {
                 servedCount.decrementAndGet();
             }
         }

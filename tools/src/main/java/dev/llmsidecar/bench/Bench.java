@@ -46,7 +46,8 @@ import java.util.concurrent.TimeUnit;
  * recorder on ({@link #trace}) as target {@code sidecar-trace}, so one run shows CPU per event with the recorder on
  * and off. {@code --trial} measures the sidecar (and the
  * baseline) at 1000 and 2000 streams after a short warm-up and appends one line per build to
- * target/bench/trials.jsonl: the JVM-flag experiments of docs/bench/jvm-flags.md. {@code --profile} and
+ * target/bench/trials.jsonl and docs/bench/runs/(day)-flag-trials.jsonl: the JVM-flag experiments of
+ * docs/bench/jvm-flags.md. {@code --profile} and
  * {@code --syscalls} are {@link Profiling}'s.
  */
 public final class Bench {
@@ -220,9 +221,33 @@ public final class Bench {
             results = merge(new JsonObject(Files.readString(root.resolve("docs/bench/results.json"))), results,
                     bench.rerun);
         }
+        keepRun(root, results.getString("runFile"), results);
         Files.writeString(root.resolve("docs/bench/results.json"), results.encodePrettily());
         Report.write(root, results);
-        System.out.println("wrote docs/benchmarks.md, docs/bench/latency-vs-load.svg, docs/bench/results.json");
+        System.out.println("wrote docs/benchmarks.md, docs/bench/latency-vs-load.svg, docs/bench/results.json, "
+                + "docs/bench/" + results.getString("runFile"));
+    }
+
+    /**
+     * Keeps a run's raw results in a file of its own, named by its start and kind, which no later run overwrites:
+     * every figure docs quote names the file it came from (docs/bench/runs/, checked by BenchRunsCitedTest).
+     *
+     * @param name its path relative to docs/bench ({@link #runFile}: {@code runs/2026-11-29T0812Z-full.json})
+     */
+    static void keepRun(Path root, String name, JsonObject results) throws IOException {
+        Files.createDirectories(root.resolve("docs/bench/runs"));
+        Files.writeString(root.resolve("docs/bench/" + name), results.encodePrettily());
+    }
+
+    /** The file the flag trials of {@code day} are kept in, relative to docs/bench. */
+    static String trialsFile(Instant day) {
+        return "runs/" + day.toString().substring(0, 10) + "-flag-trials.jsonl";
+    }
+
+    /** The file a run started at {@code started} keeps its results in ({@link #keepRun}), relative to docs/bench. */
+    static String runFile(String started, String kind) {
+        return "runs/" + java.time.format.DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HHmm'Z'", Locale.ROOT)
+                .withZone(java.time.ZoneOffset.UTC).format(Instant.parse(started)) + "-" + kind + ".json";
     }
 
     JsonObject run(boolean quick) throws Exception {
@@ -237,7 +262,9 @@ public final class Bench {
         int events = 30;
         int intervalMs = 100;
         int ttftMs = 10;
-        JsonObject results = new JsonObject().put("started", Instant.now().toString()).put("quick", quick)
+        String started = Instant.now().toString();
+        String runFile = runFile(started, quick ? "quick" : baselineJar != null ? "full-baseline" : "full");
+        JsonObject results = new JsonObject().put("started", started).put("runFile", runFile).put("quick", quick)
                 .put("machine", machine())
                 .put("settings", new JsonObject().put("secondsPerPhase", seconds).put("rounds", rounds)
                         .put("eventsPerStream", events).put("intervalMs", intervalMs).put("ttftMs", ttftMs)
@@ -331,7 +358,7 @@ public final class Bench {
         }
         if (rerun == null || rerun.contains("long")) {
             results.put("longStreams", longStreams(targets, engine, quick));
-            LongStreams.write(root, results.getJsonArray("longStreams"), quick);
+            LongStreams.write(root, results.getJsonArray("longStreams"), quick, runFile);
         }
         memoryAt(memory, builds, "end");
         results.put("memory", memory);
@@ -542,6 +569,11 @@ public final class Bench {
             Thread.sleep(1000);
             line.put("idleAfterLoad", procState(pid));
             Files.writeString(work.resolve("trials.jsonl"), line.encode() + "\n", StandardCharsets.UTF_8,
+                    java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
+            // and kept: one file a day of trials, which docs/bench/jvm-flags.md cites
+            Path kept = root.resolve("docs/bench/" + trialsFile(Instant.now()));
+            Files.createDirectories(kept.getParent());
+            Files.writeString(kept, line.encode() + "\n", StandardCharsets.UTF_8,
                     java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.APPEND);
             System.out.println(out.append(String.format(Locale.ROOT, " | after %.0f MB",
                     line.getJsonObject("idleAfterLoad").getLong("rssKb", 0L) / 1024.0)));
@@ -897,6 +929,7 @@ public final class Bench {
 
     /** {@code --long-streams}: the long-stream phase alone, against the engine, nginx and the sidecar. */
     void longStreamsOnly(boolean quick) throws Exception {
+        String started = Instant.now().toString();
         Endpoint engine = startEngine();
         Endpoint nginx = startNginx(engine.port);
         List<Endpoint> builds = startBuilds(engine.port);
@@ -908,11 +941,13 @@ public final class Bench {
         JsonArray out = longStreams(targets, engine, quick);
         sampler.shutdownNow();
         stopAll();
-        Files.writeString(root.resolve("docs/bench/long-streams.json"), new JsonObject().put("quick", quick)
-                .put("machine", machine()).put("sidecarJvm", sidecarOptsDescription()).put("longStreams", out)
-                .encodePrettily());
-        LongStreams.write(root, out, quick);
-        System.out.println("wrote docs/bench/long-streams.md, docs/bench/long-streams.json");
+        JsonObject results = new JsonObject().put("started", started).put("quick", quick).put("machine", machine())
+                .put("sidecarJvm", sidecarOptsDescription()).put("longStreams", out);
+        String runFile = runFile(started, quick ? "long-streams-quick" : "long-streams");
+        keepRun(root, runFile, results);
+        Files.writeString(root.resolve("docs/bench/long-streams.json"), results.encodePrettily());
+        LongStreams.write(root, out, quick, runFile);
+        System.out.println("wrote docs/bench/long-streams.md, docs/bench/long-streams.json, docs/bench/" + runFile);
     }
 
     // ---------------------------------------------------------------------------------------------- phases

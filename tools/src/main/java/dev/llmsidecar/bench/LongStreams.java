@@ -12,12 +12,13 @@ import java.util.Locale;
 final class LongStreams {
 
     /** The chart's memory limit for the sidecar (charts/llm-sidecar/values.yaml). */
-    static final long CHART_LIMIT_MB = 256;
+    static final long CHART_LIMIT_MB = 288;
 
     private LongStreams() {
     }
 
-    static void write(Path root, JsonArray phases, boolean quick) throws IOException {
+    /** @param runFile the run's own results file, relative to docs/bench ({@link Bench#runFile}) */
+    static void write(Path root, JsonArray phases, boolean quick, String runFile) throws IOException {
         StringBuilder md = new StringBuilder("# Long streams\n\n");
         md.append("Written by `bench/run").append(quick ? " --long-streams --quick" : "").append("` on ")
                 .append(Instant.now()).append(". Every target in turn, on 127.0.0.1, the sidecar with its shipped flags "
@@ -64,8 +65,8 @@ final class LongStreams {
             }
         }
         md.append("\nCPU per event is the target's CPU time over the token events the clients received; "
-                + "`direct` is the engine without a proxy (no proxy CPU). The raw figures are in "
-                + "docs/bench/long-streams.json (standalone run) or docs/bench/results.json (`longStreams`, full run).\n");
+                + "`direct` is the engine without a proxy (no proxy CPU). The raw figures of this run: [" + runFile
+                + "](" + runFile + ")" + (runFile.contains("long-streams") ? "" : " (`longStreams`)") + ".\n");
         Files.writeString(root.resolve("docs/bench/long-streams.md"), md.toString());
     }
 }

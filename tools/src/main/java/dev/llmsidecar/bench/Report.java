@@ -63,7 +63,9 @@ final class Report {
                 .append(m.getString("loadAvgAtStart", "?")).append("`")
                 .append(m.containsKey("loadAvgAtEnd") ? ", at the end `" + m.getString("loadAvgAtEnd") + "`" : "")
                 .append(". Everything runs on this one machine, so the ")
-                .append("load client, the engine and the proxy share its cores; numbers from a busy machine are noisy.\n\n");
+                .append("load client, the engine and the proxy share its cores; numbers from a busy machine are noisy.")
+                .append(r.containsKey("runFile") ? " The raw results of this run: [docs/bench/" + r.getString("runFile")
+                        + "](bench/" + r.getString("runFile") + ")." : "").append("\n\n");
         if (r.containsKey("note")) {
             // what the person who ran it observed about the run (e.g. other load on the machine), kept with the numbers
             md.append("> **Note on this run**: ").append(r.getString("note")).append("\n\n");
