@@ -217,11 +217,12 @@ public final class Bench {
             return;
         }
         JsonObject results = bench.run(quick);
+        // this run's own results, before a rerun's are merged into the full run's: each run keeps its file
+        keepRun(root, results.getString("runFile"), results);
         if (bench.rerun != null) {
             results = merge(new JsonObject(Files.readString(root.resolve("docs/bench/results.json"))), results,
                     bench.rerun);
         }
-        keepRun(root, results.getString("runFile"), results);
         Files.writeString(root.resolve("docs/bench/results.json"), results.encodePrettily());
         Report.write(root, results);
         System.out.println("wrote docs/benchmarks.md, docs/bench/latency-vs-load.svg, docs/bench/results.json, "
@@ -263,7 +264,8 @@ public final class Bench {
         int intervalMs = 100;
         int ttftMs = 10;
         String started = Instant.now().toString();
-        String runFile = runFile(started, quick ? "quick" : baselineJar != null ? "full-baseline" : "full");
+        String runFile = runFile(started, rerun != null ? "rerun" : quick ? "quick"
+                : baselineJar != null ? "full-baseline" : "full");
         JsonObject results = new JsonObject().put("started", started).put("runFile", runFile).put("quick", quick)
                 .put("machine", machine())
                 .put("settings", new JsonObject().put("secondsPerPhase", seconds).put("rounds", rounds)
@@ -605,6 +607,7 @@ public final class Bench {
         }
         JsonArray reruns = full.getJsonArray("reruns", new JsonArray()).copy();
         reruns.add(new JsonObject().put("parts", String.join(",", parts)).put("started", again.getString("started"))
+                .put("runFile", again.getString("runFile"))
                 .put("loadAvgAtStart", again.getJsonObject("machine").getString("loadAvgAtStart"))
                 .put("elapsedSeconds", again.getDouble("elapsedSeconds")).put("settings", again.getJsonObject("settings")));
         return out.put("reruns", reruns);

@@ -76,7 +76,9 @@ final class Report {
             md.append("> **Rerun**: the phases `").append(rr.getString("parts")).append("` are from `bench/run --rerun ")
                     .append(rr.getString("parts")).append("` (started ").append(rr.getString("started"))
                     .append(", load average at start `").append(rr.getString("loadAvgAtStart", "?"))
-                    .append("`, same warm-up and settings), which replaced them after the full run.\n\n");
+                    .append("`, same warm-up and settings), which replaced them after the full run")
+                    .append(rr.containsKey("runFile") ? " (its own results: [docs/bench/" + rr.getString("runFile")
+                            + "](bench/" + rr.getString("runFile") + "))" : "").append(".\n\n");
         }
         if (r.getBoolean("quick", false)) {
             md.append("> **Quick run** (5 s phases, one round, 5 s warm-up, 10 s idle): it checks that the harness "
