@@ -75,12 +75,6 @@ final class RealEngineTiming {
     private RealEngineTiming() {
     }
 
-    static String chat(String content, int maxTokens, String extra) {
-        return "{\"model\":\"tiny\",\"temperature\":0,\"seed\":1,\"max_tokens\":" + maxTokens + ",\"stream\":true"
-                + extra + ",\"messages\":[{\"role\":\"system\",\"content\":\"You are a terse assistant.\"},"
-                + "{\"role\":\"user\",\"content\":\"" + content + "\"}]}";
-    }
-
     /** Measures until the reference is undisturbed (three runs at most), then checks {@code bounds}. */
     static void runAndCheck(int enginePort, int proxyPort, OtlpReceiver otlp, Bounds bounds) throws Exception {
         List<String> disturbed = new ArrayList<>();
@@ -104,12 +98,13 @@ final class RealEngineTiming {
         // computing (which cost the sidecar's figures 1 ms at the median when it streamed 48 tokens back to back)
         List<ReferenceReader.Reading> readings;
         try (ReferenceReader.Started reference = ReferenceReader.start(enginePort, "/v1/chat/completions",
-                chat("Reference %d", 16, ",\"timings_per_token\":true"), 2, 1000, Duration.ofSeconds(120), 1,
-                Duration.ofMillis(50))) {
+                RealEngineIT.chat("Reference %d", 16, ",\"timings_per_token\":true", true), 2, 1000,
+                Duration.ofSeconds(120), 1, Duration.ofMillis(50))) {
             for (int i = 0; i < REQUESTS; i++) {
                 String trace = HexFormat.of().formatHex(java.nio.ByteBuffer.allocate(16).putLong(0x5ca1ab1eL + attempt)
                         .putLong(i + 1).array());
-                RawHttp.Response r = RawHttp.post(proxyPort, "/v1/chat/completions", chat("Count to " + i, 48, ""),
+                RawHttp.Response r = RawHttp.post(proxyPort, "/v1/chat/completions",
+                        RealEngineIT.chat("Count to " + i, 48, "", true),
                         Map.of("traceparent", "00-" + trace + "-00f067aa0ba902b7-01"));
                 assertThat(r.status()).isEqualTo(200);
                 seen.put(trace, r);
