@@ -2,6 +2,7 @@ package dev.llmsidecar.realengine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.llmsidecar.support.CappedReference;
 import dev.llmsidecar.testkit.Clocks;
 import dev.llmsidecar.testkit.OtlpReceiver;
 import dev.llmsidecar.testkit.RawHttp;
@@ -37,13 +38,11 @@ import org.assertj.core.api.SoftAssertions;
  * </ul>
  * The reference is a separate process reading llama-server directly with the same reader ({@link RawHttp}), its
  * delay per event read off the engine's own timings ({@code timings_per_token}); it explains load, so the bounds hold
- * beyond it, but it may subtract at most {@link #REFERENCE_CAP_MS}: a run where it is disturbed beyond that (at the
+ * beyond it, but it may subtract at most {@link CappedReference#CAP_MS}: a run where it is disturbed beyond that (at the
  * median) is run again, twice at most, and then fails as inconclusive.
  */
 final class RealEngineTiming {
 
-    static final double REFERENCE_CAP_MS = 1.0;
-    static final int ATTEMPTS = 3;
     static final int REQUESTS = 24;
     static final Pattern FIRST_CONTENT = Pattern.compile("\"content\":\"[^\"]");
 
@@ -75,21 +74,14 @@ final class RealEngineTiming {
     private RealEngineTiming() {
     }
 
-    /** Measures until the reference is undisturbed (three runs at most), then checks {@code bounds}. */
+    /** Measures until the reference is undisturbed ({@link CappedReference}), then checks {@code bounds}. */
     static void runAndCheck(int enginePort, int proxyPort, OtlpReceiver otlp, Bounds bounds) throws Exception {
-        List<String> disturbed = new ArrayList<>();
-        for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
-            Run run = measure(enginePort, proxyPort, otlp, attempt);
-            double referenceMedian = quantile(run.reference(), 0.5);
-            if (referenceMedian > REFERENCE_CAP_MS) {
-                disturbed.add(String.format("%.2f", referenceMedian));
-                continue;
-            }
-            check(run, bounds);
-            return;
-        }
-        throw new AssertionError("inconclusive: the reference's median delay was " + disturbed + " ms in " + ATTEMPTS
-                + " runs, beyond the " + REFERENCE_CAP_MS + " ms the bounds may subtract");
+        Run run = CappedReference.firstUndisturbed(attempt -> measure(enginePort, proxyPort, otlp, attempt), r -> {
+            double referenceMedian = quantile(r.reference(), 0.5);
+            return referenceMedian > CappedReference.CAP_MS ? String.format("reference %.2f ms", referenceMedian)
+                    : null;
+        }, "the reference beyond the " + CappedReference.CAP_MS + " ms the bounds may subtract");
+        check(run, bounds);
     }
 
     static Run measure(int enginePort, int proxyPort, OtlpReceiver otlp, int attempt) throws Exception {
@@ -196,7 +188,7 @@ final class RealEngineTiming {
 
     static void bound(SoftAssertions soft, String what, double q, List<Double> values, List<Double> reference,
             double limit) {
-        soft.assertThat(quantile(values, q) - Math.min(quantile(reference, q), REFERENCE_CAP_MS))
+        soft.assertThat(CappedReference.beyond(quantile(values, q), quantile(reference, q)))
                 .as("%s beyond the reference's delay, ms", what).isLessThan(limit);
     }
 
