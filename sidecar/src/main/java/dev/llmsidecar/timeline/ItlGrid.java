@@ -63,6 +63,14 @@ public final class ItlGrid {
         return new ItlGrid(b);
     }
 
+    /**
+     * The most buckets a stream can occupy at {@link #MIN_SCHEMA}: the zero bucket, one per power of two from
+     * 2^{@value #MIN_EXP} to 2^{@value #MAX_EXP}, and one more for each classic bound that splits one.
+     */
+    int coarsestBuckets() {
+        return 1 + (MAX_EXP - MIN_EXP + 1) + classic.length;
+    }
+
     /** The key of a sample of {@code seconds} at {@code schema}. */
     int key(double seconds, int schema) {
         return index(seconds, schema, true) * slots + classicSlot(seconds);

@@ -5,19 +5,22 @@ import java.util.Arrays;
 /**
  * The inter-token latency samples of one open stream, in memory that does not grow with the stream: a sparse log
  * histogram on the shared {@link ItlGrid} (sorted bucket keys and their counts) plus the exact sum. It holds one entry
- * per occupied bucket, at most {@value #MAX_BUCKETS} (800 bytes with the arrays' headers): a stream whose samples
- * occupy more is reduced to the next coarser schema (two neighbouring native buckets become one), which keeps the
+ * per occupied bucket, at most {@value #MAX_BUCKETS} (528 bytes with the arrays' headers): a new bucket past that
+ * reduces the stream to the next coarser schema first (two neighbouring native buckets become one), which keeps the
  * classic buckets exact at any schema and the exported native ones down to schema 5. Schema 6 (1.1 % wide) holds a
- * stream whose gaps spread over a factor of 2.8, schema 5 (2.2 %) over 8, schema 4 (4.4 %) over 64. Confined to the
- * request's event loop.
+ * stream whose gaps spread over a factor of 2, schema 5 (2.2 %) over 4, schema 4 (4.4 %) over 16. At the coarsest
+ * schema (one bucket per power of two) a stream may occupy more, at most one bucket per power of two and classic
+ * bucket of the grid ({@link ItlGrid#coarsestBuckets}): a number the configuration sets, not the stream. Confined to
+ * the request's event loop.
  */
 final class ItlHistogram {
 
     /**
      * Occupied buckets kept before the schema is reduced. A held stream's whole live heap is about 6 KB (two channels,
-     * the exchange, the decoder): its ITL must not add more than a small part of that, whatever the stream's length.
+     * the exchange, the decoder): its ITL must not add more than a small part of that, whatever the stream's length
+     * (issue 41: streams after 1 and after 100 000 events hold the same within 1 KB).
      */
-    static final int MAX_BUCKETS = 96;
+    static final int MAX_BUCKETS = 64;
     private static final long MAX_SAMPLES = 1L << 30;
     private static final double NANOS = 1e9;
     private static final long LARGEST_NANOS = (long) (ItlGrid.LARGEST_SECONDS * NANOS);
@@ -42,15 +45,23 @@ final class ItlHistogram {
         long v = Math.max(0, Math.min(sampleNanos, LARGEST_NANOS));
         sumNanos += v * count;
         samples += count;
-        int key = grid.key(v / NANOS, schema);
+        double seconds = v / NANOS;
+        int key = grid.key(seconds, schema);
         int at = Arrays.binarySearch(keys, 0, size, key);
+        while (at < 0 && size >= MAX_BUCKETS && schema > ItlGrid.MIN_SCHEMA) {
+            reduce(); // full, and the sample needs a bucket of its own: coarser until it fits or shares one
+            key = grid.key(seconds, schema);
+            at = Arrays.binarySearch(keys, 0, size, key);
+        }
         if (at >= 0) {
             counts[at] += count;
             return;
         }
         at = -at - 1;
         if (size == keys.length) {
-            int capacity = Math.min(size * 2, MAX_BUCKETS + 1); // one past the budget, reduced at once
+            // up to the budget by doubling; past it (the coarsest schema only) by what the grid can still hold there
+            int capacity = size < MAX_BUCKETS ? Math.min(size * 2, MAX_BUCKETS)
+                    : Math.max(size + 1, Math.min(size + 8, grid.coarsestBuckets()));
             keys = Arrays.copyOf(keys, capacity);
             counts = Arrays.copyOf(counts, capacity);
         }
@@ -59,9 +70,6 @@ final class ItlHistogram {
         keys[at] = key;
         counts[at] = count;
         size++;
-        while (size > MAX_BUCKETS && schema > ItlGrid.MIN_SCHEMA) {
-            reduce();
-        }
     }
 
     /** One schema coarser: keys stay sorted (the native index and the classic slot both grow with the value). */

@@ -169,12 +169,46 @@ class ItlHistogramTest {
             h.add((long) (MS * Math.pow(1.0109, i)), 1);
         }
         assertThat(h.schema()).isEqualTo(ItlGrid.MAX_SCHEMA);
-        for (int i = ItlHistogram.MAX_BUCKETS; i < 1500; i++) {
+        // a spread of a factor of 76 (1 ms to 76 ms): reduced, but not to the coarsest schema, which may hold more
+        for (int i = ItlHistogram.MAX_BUCKETS; i < 400; i++) {
             h.add((long) (MS * Math.pow(1.0109, i)), 1);
         }
         assertThat(h.buckets()).isLessThanOrEqualTo(ItlHistogram.MAX_BUCKETS);
-        assertThat(h.schema()).isLessThan(ItlGrid.MAX_SCHEMA);
-        assertThat(h.samples()).isEqualTo(1500);
+        assertThat(h.schema()).isLessThan(ItlGrid.MAX_SCHEMA).isGreaterThan(0);
+        assertThat(h.samples()).isEqualTo(400);
+    }
+
+    /**
+     * Gaps in every power of two the grid has (1 ns to 2^20 s) and on both sides of every classic bound: more distinct
+     * buckets than the budget even at the coarsest schema (one bucket per power of two and classic bucket). An engine
+     * may pace its tokens so; the stream's samples must still all be kept, its classic buckets exact, and its memory
+     * bounded by the grid, not by the stream's length.
+     */
+    @Test
+    void gapsInEveryBucketOfTheCoarsestSchemaAreKept() {
+        // five SLO classes' ITL thresholds besides the default bounds
+        List<Double> bounds = new java.util.ArrayList<>(BOUNDS);
+        bounds.addAll(List.of(0.0333, 0.045, 0.0666, 0.7, 3.3));
+        ItlHistogram h = new ItlHistogram(ItlGrid.of(bounds));
+        List<Long> gaps = new java.util.ArrayList<>();
+        gaps.add(0L);
+        for (int exp = -29; exp <= 20; exp++) {
+            gaps.add((long) Math.scalb(1.01e9, exp)); // the first and the last classic bucket in each power of two
+            gaps.add((long) Math.scalb(1.99e9, exp));
+        }
+        for (double b : bounds) {
+            gaps.add((long) (b * 1e9));
+            gaps.add((long) (b * 1e9) + 1);
+        }
+        for (int round = 0; round < 3; round++) {
+            for (long gap : gaps) {
+                h.add(gap, 1);
+            }
+        }
+        assertThat(h.schema()).isEqualTo(0);
+        assertThat(h.samples()).isEqualTo(3L * gaps.size());
+        assertThat(h.buckets()).isGreaterThan(ItlHistogram.MAX_BUCKETS)
+                .isLessThanOrEqualTo(ItlGrid.MAX_EXP - ItlGrid.MIN_EXP + 2 + bounds.size());
     }
 
     /** Every SLO threshold is a bound of the grid: whether a request met its ITL objective is decided exactly. */
@@ -194,7 +228,7 @@ class ItlHistogramTest {
     /**
      * Usage spread over chunks of unknown sizes: each gap carries outputTokens / chunks tokens. The quantiles of the
      * samples kept are within 2 % of the exact even spread (each gap's samples at gap * chunks / outputTokens) while
-     * the gaps spread over less than a factor of 2.8 (schema 6).
+     * the gaps spread over less than a factor of 2 (schema 6).
      */
     @Test
     void usageSpreadEvenlyIsWithinTwoPercentOfTheExactSpread() {
