@@ -110,3 +110,23 @@ nativeHistogramBucketLimit: {{ .bucketLimit }}
 {{- define "llm-sidecar.traceClaim" -}}
 {{- .Values.trace.volume.persistentVolumeClaim.existingClaim | default (printf "%s-traces" (include "llm-sidecar.fullname" .)) }}
 {{- end }}
+
+{{/*
+A Kubernetes quantity (e.g. 2Gi, 500M, 1048576) as bytes, for the checks that compare sizes: binary (Ki Mi Gi Ti) and
+decimal (k M G T) suffixes; fails on anything else.
+*/}}
+{{- define "llm-sidecar.bytes" -}}
+{{- $q := toString . -}}
+{{- $units := dict "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 "Ti" 1099511627776 "k" 1000 "M" 1000000 "G" 1000000000 "T" 1000000000000 -}}
+{{- $n := regexFind "^[0-9]+" $q -}}
+{{- $unit := trimPrefix $n $q -}}
+{{- if not $n -}}
+{{- fail (printf "not a size: %s" $q) -}}
+{{- else if not $unit -}}
+{{- $n -}}
+{{- else if hasKey $units $unit -}}
+{{- mul (int64 $n) (get $units $unit) -}}
+{{- else -}}
+{{- fail (printf "not a size: %s (a whole number with Ki, Mi, Gi, Ti, k, M, G or T)" $q) -}}
+{{- end -}}
+{{- end -}}

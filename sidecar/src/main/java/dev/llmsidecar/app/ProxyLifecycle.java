@@ -115,7 +115,12 @@ public class ProxyLifecycle {
         }
     }
 
-    void stop(@Observes ShutdownEvent event) {
+    /**
+     * Before the telemetry closes ({@code TelemetryProducer.onStop}, priority 10): the streams still open past the grace
+     * are cut here, and their records, spans and series must reach a recorder, an exporter and a registry that are
+     * still open.
+     */
+    void stop(@Observes @Priority(5) ShutdownEvent event) {
         if (drainHook != null) {
             try {
                 // an application stop without JVM exit (dev mode, tests) must not leave the hook behind

@@ -25,6 +25,7 @@ import dev.llmsidecar.observe.TrafficObserver;
 import dev.llmsidecar.otel.OtelPipeline;
 import dev.llmsidecar.otel.RequestTracing;
 import dev.llmsidecar.otel.TraceExemplars;
+import dev.llmsidecar.slo.DeclaredTrust;
 import dev.llmsidecar.slo.GoodputWindows;
 import dev.llmsidecar.slo.SloPolicy;
 import dev.llmsidecar.trace.TraceRecorder;
@@ -42,6 +43,8 @@ import java.util.function.LongSupplier;
  * to the proxy and the endpoints.
  */
 public final class SidecarTelemetry implements AutoCloseable, LiveSources {
+
+    private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(SidecarTelemetry.class);
 
     private final LlmMetrics metrics;
     private final Buckets buckets;
@@ -101,15 +104,36 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
         this.history = new LiveHistory(LiveWindows.label(goodput.windows().get(0)));
         this.tracing = RequestTracing.of(otel, provider, conventions);
         this.saturation = new SaturationMetrics(recorders, config.saturation(), metrics::inFlight, nanoClock);
-        this.reporter = new RequestReporter(metrics, policy, new SloMetrics(recorders, policy.allObjectives(),
+        this.reporter = new RequestReporter(metrics, policy, declaredTrust(config.slo().declared(), nanoClock),
+                new SloMetrics(recorders, policy.allObjectives(),
                 policy.declared().enabled()), goodput, windows, tenants, priorities, saturation,
                 new WorkMetrics(recorders, config.cost(), nanoClock));
         // the trace recorder follows every LLM exchange beside the metrics, when it is on (and nothing when off)
-        this.trace = config.trace().enabled() ? TraceRecorder.start(config.trace(), recorders, nanoClock) : null;
+        this.trace = config.trace().enabled() ? TraceRecorder.startOrRefuse(config.trace(), recorders, nanoClock)
+                : null;
         this.traffic = new TrafficRecorder(reporter, tracing.toUpstream(upstream.getHost(), port), trace);
     }
 
-    /** The trace recorder, or null while it is off. */
+    /**
+     * Whose declared SLO targets count: the callers holding the token of sidecar.slo.declared.trust-token-file, or
+     * every caller with trust-all; the start warns when declarations are read but refused from everyone, or taken from
+     * anyone.
+     */
+    static DeclaredTrust declaredTrust(SidecarConfig.Slo.Declared config, LongSupplier nanoClock) {
+        TokenFile file = config.trustTokenFile().filter(f -> !f.isBlank())
+                .map(f -> new TokenFile("sidecar.slo.declared.trust-token-file", java.nio.file.Path.of(f), nanoClock))
+                .orElse(null);
+        if (config.enabled() && config.trustAll()) {
+            LOG.warn("sidecar.slo.declared.trust-all=true: every caller's declared SLO targets are taken, so any client "
+                    + "can fill the declared objectives with violations (docs/slo.md, \"Trusted callers\")");
+        } else if (config.enabled() && file == null) {
+            LOG.warn("sidecar.slo.declared.enabled without sidecar.slo.declared.trust-token-file: every declared SLO "
+                    + "target is refused (handling=\"refused\") until a gateway is trusted (docs/slo.md)");
+        }
+        return DeclaredTrust.of(config, file == null ? v -> false : file::matches);
+    }
+
+    /** The trace recorder, or null while it is off (or its settings were refused). */
     public TraceRecorder trace() {
         return trace;
     }

@@ -98,7 +98,8 @@ public class TelemetryProducer {
         return settings;
     }
 
-    // after the proxy stopped taking requests, so the last spans are exported
+    // after the proxy closed (ProxyLifecycle.stop, priority 5) and the streams it cut have ended: their records, spans
+    // and series are in, and this exports and closes them
     void onStop(@Observes @Priority(10) ShutdownEvent event) {
         if (historySampler >= 0) {
             vertx.cancelTimer(historySampler);

@@ -329,6 +329,23 @@ public interface SidecarConfig {
             /** Share of good requests each declared bucket's objective targets (its burn-rate alerts use it). */
             @WithDefault("0.99")
             double target();
+
+            /**
+             * Header a trusted caller (the gateway) sets to the token of {@link #trustTokenFile()}; removed from the
+             * request before it goes upstream. A declaration without it is refused and counted.
+             */
+            @WithDefault("x-llm-sidecar-declared-trust")
+            String trustHeader();
+
+            /**
+             * File holding the token of the trusted callers (a mounted Secret; read again within a second of a
+             * change). Unset: no caller is trusted, every declaration is refused, unless {@link #trustAll()}.
+             */
+            Optional<String> trustTokenFile();
+
+            /** Every caller may declare targets, as before 2026-11-29 (a warning at start). */
+            @WithDefault("false")
+            boolean trustAll();
         }
 
         interface Objective {
@@ -608,10 +625,17 @@ public interface SidecarConfig {
         String dir();
 
         /**
-         * Key of the keyed hashes (HMAC-SHA256) that make the prompt's block ids and the session ids; at least 16
-         * bytes, the same on every replica. Required when enabled; never logged. A new secret starts new ids.
+         * Key of the keyed hashes (HMAC-SHA256) that make the prompt's block ids and the session ids: hex or base64 of
+         * at least 32 random bytes, the same on every replica. Required when enabled (else the recorder stays off);
+         * never logged. A new secret starts new ids.
          */
         Optional<String> secret();
+
+        /**
+         * File holding the bearer token that {@code /q/traces} requires (a mounted Secret; read again within a second
+         * of a change, so it can be rotated). Unset: the trace files are not served (404), the recorder still records.
+         */
+        Optional<String> tokenFile();
 
         /** Request header whose value names the conversation (recorded as its keyed hash); unset: no sessions. */
         Optional<String> sessionHeader();
@@ -627,6 +651,28 @@ public interface SidecarConfig {
         /** Closed files kept; the oldest beyond this are deleted. */
         @WithDefault("24")
         int maxFiles();
+
+        /**
+         * The directory that holds every pod's trace directory (the chart: its volume, each pod writing
+         * {@code <shared-dir>/<pod name>}). Set, retention covers all of them: {@link #maxTotalBytes()} across them,
+         * and the directories of pods that are gone are reclaimed ({@link #reclaimAfter()}). Unset: this pod's
+         * directory only.
+         */
+        Optional<String> sharedDir();
+
+        /**
+         * Bytes of closed trace files kept in all (across {@link #sharedDir()} when set): the oldest beyond are
+         * deleted, whichever pod wrote them. 0: no cap but {@link #maxFiles()} per directory.
+         */
+        @WithDefault("0")
+        long maxTotalBytes();
+
+        /**
+         * A directory of {@link #sharedDir()} other than this pod's, with no open file and no file newer than this, is
+         * a gone pod's and is reclaimed (its trace files deleted, then it). Longer than max-files × max-file-age.
+         */
+        @WithDefault("PT48H")
+        Duration reclaimAfter();
 
         /** Requests waiting for the recorder's thread (bodies to hash, records to write); past it, dropped. */
         @WithDefault("4096")

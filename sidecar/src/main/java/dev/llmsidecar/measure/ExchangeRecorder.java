@@ -106,6 +106,9 @@ final class ExchangeRecorder implements ExchangeObserver {
     @Override
     public void propagate(UpstreamHeaders upstream) {
         span.inject(upstream);
+        if (reporter.policy().declared().enabled()) {
+            upstream.remove(reporter.declaredTrust().header()); // the trusted callers' token stays here
+        }
     }
 
     @Override
@@ -118,6 +121,18 @@ final class ExchangeRecorder implements ExchangeObserver {
     @Override
     public void written(long arrivedNanos, long writtenNanos) {
         metrics.chunkWritten(writtenNanos - arrivedNanos);
+    }
+
+    @Override
+    public void clientPaused(long nanos) {
+        startTimeline(streamRequested);
+        timeline.onClientPaused(nanos);
+    }
+
+    @Override
+    public void clientResumed(long nanos) {
+        startTimeline(streamRequested);
+        timeline.onClientResumed(nanos);
     }
 
     @Override
@@ -193,6 +208,16 @@ final class ExchangeRecorder implements ExchangeObserver {
         @Override
         public void onToken(long nanos) {
             delegate.onToken(nanos);
+        }
+
+        @Override
+        public void onClientPaused(long nanos) {
+            delegate.onClientPaused(nanos);
+        }
+
+        @Override
+        public void onClientResumed(long nanos) {
+            delegate.onClientResumed(nanos);
         }
 
         @Override

@@ -21,6 +21,7 @@ import static dev.llmsidecar.metrics.Contract.UNDECODABLE;
 import static dev.llmsidecar.metrics.Contract.WAITING_DEPTH;
 import static dev.llmsidecar.metrics.Contract.WAITING_FIRST_TOKEN;
 import static dev.llmsidecar.metrics.Contract.ABANDONED_TOKENS;
+import static dev.llmsidecar.metrics.Contract.CLIENT_PAUSED_STREAMS;
 import static dev.llmsidecar.metrics.Contract.LONGEST_SILENCE;
 import static dev.llmsidecar.metrics.Contract.STALLED_STREAMS;
 import static dev.llmsidecar.metrics.Contract.STREAM_LONGEST_GAP;
@@ -208,6 +209,7 @@ public final class LlmMetrics {
             recorders.observe(STALLED_STREAMS, () -> scan().stalled(model, phase), v);
             recorders.observe(LONGEST_SILENCE, () -> scan().longestSilenceNanos(model, phase) / NS, v);
         }
+        recorders.observe(CLIENT_PAUSED_STREAMS, () -> scan().pausedByClient(model), LabelValues.of(MODEL, model));
     }
 
     /**
@@ -223,9 +225,10 @@ public final class LlmMetrics {
         }
         StallScan scan = new StallScan(stall, now);
         for (LiveRequest r : openStreams) {
+            boolean paused = r.pausedByClient;
             boolean tokenSeen = r.tokenSeen;
             long since = r.sinceNanos;
-            scan.add(r.model, tokenSeen, since);
+            scan.add(r.model, tokenSeen, since, paused);
         }
         lastScan = scan;
         return scan;
@@ -549,6 +552,8 @@ public final class LlmMetrics {
         private volatile long sinceNanos;
         /** Written after {@link #sinceNanos}, so a scan that sees it true sees the token's stamp. */
         private volatile boolean tokenSeen;
+        /** The client is not taking bytes; cleared after {@link #sinceNanos} moved to the pause's end. */
+        private volatile boolean pausedByClient;
 
         LiveRequest(Live meters, boolean streaming, int loadAtArrival, String model) {
             this.meters = meters;
@@ -564,6 +569,18 @@ public final class LlmMetrics {
                 open = true;
                 openStreams.add(this);
             }
+        }
+
+        @Override
+        public void onClientPaused(long nanos) {
+            pausedByClient = true;
+        }
+
+        @Override
+        public void onClientResumed(long nanos) {
+            // the engine's silence counts again from here, not from before the pause
+            sinceNanos = Math.max(sinceNanos, nanos);
+            pausedByClient = false;
         }
 
         @Override

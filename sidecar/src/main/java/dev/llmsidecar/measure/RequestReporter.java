@@ -1,5 +1,7 @@
 package dev.llmsidecar.measure;
 
+import dev.llmsidecar.slo.DeclaredTargets;
+import dev.llmsidecar.slo.DeclaredTrust;
 import dev.llmsidecar.slo.GoodputWindows;
 import dev.llmsidecar.slo.Objective;
 import dev.llmsidecar.slo.SloEvaluator;
@@ -19,6 +21,7 @@ public final class RequestReporter {
 
     private final LlmMetrics metrics;
     private final SloPolicy policy;
+    private final DeclaredTrust trust;
     private final SloMetrics sloMetrics;
     private final GoodputWindows goodput;
     private final LiveWindows windows;
@@ -27,10 +30,11 @@ public final class RequestReporter {
     private final SaturationMetrics saturation;
     private final WorkMetrics work;
 
-    public RequestReporter(LlmMetrics metrics, SloPolicy policy, SloMetrics sloMetrics, GoodputWindows goodput,
-            LiveWindows windows, TenantLabels tenants, PriorityLabels priorities, SaturationMetrics saturation,
-            WorkMetrics work) {
+    public RequestReporter(LlmMetrics metrics, SloPolicy policy, DeclaredTrust trust, SloMetrics sloMetrics,
+            GoodputWindows goodput, LiveWindows windows, TenantLabels tenants, PriorityLabels priorities,
+            SaturationMetrics saturation, WorkMetrics work) {
         this.metrics = metrics;
+        this.trust = trust;
         this.policy = policy;
         this.sloMetrics = sloMetrics;
         this.goodput = goodput;
@@ -53,10 +57,23 @@ public final class RequestReporter {
 
     /**
      * The SLO targets a request declared in its headers (each value's handling counted), or null when it declared
-     * none: the configured objectives judge it.
+     * none, or its caller may not declare (counted as refused): the configured objectives judge it.
      */
     public List<Objective> declaredObjectives(UnaryOperator<String> headers) {
-        return policy.declared().of(headers, sloMetrics);
+        DeclaredTargets declared = policy.declared();
+        if (!declared.declaresAny(headers)) {
+            return null;
+        }
+        if (!trust.trusted(headers)) {
+            declared.refuse(headers, sloMetrics);
+            return null;
+        }
+        return declared.of(headers, sloMetrics);
+    }
+
+    /** Whose declarations count; its header never goes upstream. */
+    public DeclaredTrust declaredTrust() {
+        return trust;
     }
 
     public LlmMetrics metrics() {

@@ -133,6 +133,9 @@ public final class Contract {
     public static final Series STALLED_STREAMS = gauge("llm_sidecar.stalled_streams", "{request}",
             "Open streams silent longer than their phase's stall threshold (sidecar.stall.*), read when the metrics "
                     + "are read", MODEL, STREAM_PHASE);
+    public static final Series CLIENT_PAUSED_STREAMS = gauge("llm_sidecar.streams_paused_by_client", "{request}",
+            "Open streams whose client is not taking bytes (the sidecar's writes to it are blocked, so it stopped "
+                    + "reading the engine), read when the metrics are read; they count in no stall", MODEL);
     public static final Series LONGEST_SILENCE = gauge("llm_sidecar.stream_longest_silence", "s",
             "The longest current silence of an open stream (since its last token, or its arrival before the first), "
                     + "0 when none is open", MODEL, STREAM_PHASE);
@@ -337,10 +340,18 @@ public final class Contract {
             "Records the trace recorder wrote (one per LLM request)");
     public static final Series TRACE_RECORDS_DROPPED = counter("llm_sidecar.trace.records_dropped", "{record}",
             "LLM requests the trace recorder did not record, by reason", REASON);
+    public static final Series TRACE_WRITING = gauge("llm_sidecar.trace.writing", "1",
+            "1 while the trace recorder's records reach its files, 0 from a failed attempt to the next that succeeds");
+    public static final Series TRACE_WRITE_FAILURES = counter("llm_sidecar.trace.write_failures", "{failure}",
+            "Failed attempts to prepare the trace directory, open a trace file or write to one, by reason", REASON);
     public static final Series TRACE_FILES_CLOSED = counter("llm_sidecar.trace.files_closed", "{file}",
             "Trace files closed (renamed to their final name), at the size or age limit or at shutdown");
     public static final Series TRACE_FILES_DELETED = counter("llm_sidecar.trace.files_deleted", "{file}",
-            "Closed trace files deleted, the oldest, beyond sidecar.trace.max-files");
+            "Closed trace files deleted: the oldest beyond sidecar.trace.max-files or max-total-bytes, and those of "
+                    + "reclaimed directories");
+    public static final Series TRACE_DIRECTORIES_RECLAIMED = counter("llm_sidecar.trace.directories_reclaimed",
+            "{directory}", "Trace directories of gone pods reclaimed from sidecar.trace.shared-dir (no open file, "
+                    + "nothing newer than sidecar.trace.reclaim-after)");
     public static final Series TRACE_OPEN_FILE_BYTES = gauge("llm_sidecar.trace.open_file_bytes", "By",
             "Bytes of the trace files still open");
     public static final Series TRACE_CLOSED_FILE_BYTES = gauge("llm_sidecar.trace.closed_file_bytes", "By",

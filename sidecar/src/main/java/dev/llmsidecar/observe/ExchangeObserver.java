@@ -50,6 +50,17 @@ public interface ExchangeObserver {
     }
 
     /**
+     * The client's connection stopped taking bytes (the sidecar's writes to it are blocked, so it stopped reading the
+     * engine): from {@code nanos} the stream is paused by the client, and its silence is not the engine's.
+     */
+    default void clientPaused(long nanos) {
+    }
+
+    /** The client's connection takes bytes again from {@code nanos} (after {@link #clientPaused}). */
+    default void clientResumed(long nanos) {
+    }
+
+    /**
      * The client read nothing for sidecar.limits.send-timeout while the sidecar's writes to it were blocked: its
      * stream is being cut ({@link #ended} follows, as a cancel), the client's doing, not the engine's.
      */

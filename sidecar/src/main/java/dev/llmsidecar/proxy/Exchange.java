@@ -500,6 +500,7 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
             pausedForClient = true;
             pausedForClientSince = System.nanoTime();
             upstream.channel.config().setAutoRead(false);
+            observer.clientPaused(pausedForClientSince);
         }
     }
 
@@ -509,6 +510,7 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
             pausedForClient = false;
             lastUpstreamActivity = System.nanoTime();
             upstream.channel.config().setAutoRead(true);
+            observer.clientResumed(lastUpstreamActivity);
         }
     }
 

@@ -329,7 +329,10 @@ public final class ProxyServer {
         return done;
     }
 
-    /** Stops listening, closes every client connection (cutting open streams) and every idle upstream one. */
+    /**
+     * Stops listening, closes every client connection (cutting open streams) and every idle upstream one, and waits
+     * (at most 5 s) until every exchange has ended, so that what observes them has seen each end before it closes.
+     */
     public void close() {
         draining = true;
         if (clientIdleSweep != null) {
@@ -344,6 +347,11 @@ public final class ProxyServer {
         clientChannels.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
         for (Map.Entry<EventLoop, LoopResources> e : loops.entrySet()) {
             e.getKey().submit(e.getValue().pool()::closeIdle).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        }
+        // a closed channel's exchange ends on its loop after the close future completed
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (inFlight() > 0 && System.nanoTime() - deadline < 0) {
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
         }
     }
 }

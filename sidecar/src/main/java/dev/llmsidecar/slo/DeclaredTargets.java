@@ -30,7 +30,9 @@ public final class DeclaredTargets {
 
     /** How a declared value was taken. */
     public enum Handling {
-        ACCEPTED, CLAMPED, UNPARSEABLE;
+        ACCEPTED, CLAMPED, UNPARSEABLE,
+        /** Declared by a caller that is not trusted to declare ({@link DeclaredTrust}): not read at all. */
+        REFUSED;
 
         public String label() {
             return name().toLowerCase(Locale.ROOT);
@@ -93,6 +95,21 @@ public final class DeclaredTargets {
             return null;
         }
         return t == null ? List.of(p) : p == null ? List.of(t) : List.of(t, p);
+    }
+
+    /** Whether the request carries any declaring header (its value unread). */
+    public boolean declaresAny(UnaryOperator<String> headers) {
+        return enabled && (first(headers, ttftHeaders) != null || first(headers, tpotHeaders) != null);
+    }
+
+    /** A caller that may not declare did: each criterion it declared is counted as refused, nothing is judged. */
+    public void refuse(UnaryOperator<String> headers, Counter counter) {
+        if (first(headers, ttftHeaders) != null) {
+            counter.declared(Criterion.TTFT, Handling.REFUSED);
+        }
+        if (first(headers, tpotHeaders) != null) {
+            counter.declared(Criterion.TPOT, Handling.REFUSED);
+        }
     }
 
     private static String first(UnaryOperator<String> headers, List<String> names) {

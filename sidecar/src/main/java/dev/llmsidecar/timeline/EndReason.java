@@ -28,8 +28,9 @@ public enum EndReason {
      */
     CLIENT_SEND_TIMEOUT("client_send_timeout"),
     /**
-     * A stream that ended, without completing, while silent past its phase's stall threshold (the client gave up, or
-     * the idle timeout cut it).
+     * A stream that ended, without completing, while the engine had been silent past its phase's stall threshold (the
+     * client gave up, or the idle timeout cut it). Never a stream its client was pausing: the silence the sidecar
+     * measures is the engine's only while the client takes bytes.
      */
     STALLED("stalled"),
     /** Refused with 503 before it reached the engine: the sidecar's memory was past its mark (outcome shed). */
@@ -61,6 +62,10 @@ public enum EndReason {
         }
         if (r.clientStoppedReading()) {
             return CLIENT_SEND_TIMEOUT; // silent because the client held the stream, not the engine
+        }
+        if (r.clientPausedAtEnd() && r.outcome() == Outcome.CLIENT_CANCELLED) {
+            // it left while it was not reading: the client's ending, whatever the silence (never the engine's stall)
+            return tokens ? CLIENT_GONE_MID_STREAM : CLIENT_GONE_BEFORE_FIRST_TOKEN;
         }
         // it did not complete: if it had been silent past its threshold, that is why
         if (r.streaming() && r.endSilenceNanos() >= 0

@@ -18,12 +18,14 @@ package dev.llmsidecar.timeline;
  * @param responseModel the model the response named (OTel {@code gen_ai.response.model}), or null
  * @param reasoningTokens output tokens the engine reported as reasoning (part of outputTokens), or -1
  * @param terminated the stream's end-of-stream marker arrived ([DONE], message_stop)
- * @param endSilenceNanos streaming: from the last token-bearing chunk (or, without one, from the arrival) to the end;
- *     else -1
+ * @param endSilenceNanos streaming: the engine's silence at the end, from the last token-bearing chunk (or, without
+ *     one, from the arrival; or from the end of a client's pause after it) to the end, or to the pause when the client
+ *     was pausing the stream as it ended; else -1
  * @param longestGapNanos streaming with a token: the longest silence after the first token, between two token chunks
  *     or, for a stream that did not complete, from the last one to the end; else -1
  * @param clamped the engine's numbers that were capped before use (none, nearly always)
  * @param clientStoppedReading cut because the client read nothing for the send timeout
+ * @param clientPausedAtEnd the client was not taking bytes when the stream ended (the sidecar's writes were blocked)
  */
 public record RequestResult(
         boolean streaming,
@@ -51,7 +53,8 @@ public record RequestResult(
         long endSilenceNanos,
         long longestGapNanos,
         java.util.Set<ClampedValue> clamped,
-        boolean clientStoppedReading) {
+        boolean clientStoppedReading,
+        boolean clientPausedAtEnd) {
 
     /** Builds a result by name: seven durations side by side must not be swappable by position. */
     public static Builder builder(boolean streaming, Outcome outcome, int status) {
@@ -84,6 +87,7 @@ public record RequestResult(
         private boolean terminated;
         private java.util.Set<ClampedValue> clamped = java.util.Set.of();
         private boolean clientStoppedReading;
+        private boolean clientPausedAtEnd;
         private long endSilenceNanos = -1;
         private long longestGapNanos = -1;
 
@@ -197,12 +201,18 @@ public record RequestResult(
             return this;
         }
 
+        /** The client was not taking bytes when the stream ended. */
+        public Builder clientPausedAtEnd(boolean paused) {
+            this.clientPausedAtEnd = paused;
+            return this;
+        }
+
         public RequestResult build() {
             return new RequestResult(streaming, outcome, status, ttftNanos, firstResponseChunkNanos, firstReasoningNanos,
                     firstContentNanos, e2eNanos, tpotNanos, upstreamHeadersNanos, outputTokens, outputTokenSource,
                     promptTokens, cachedTokens, finishReason, tokenChunks, undecodableChunks, itl, serverTimings,
                     responseModel, reasoningTokens, terminated, endSilenceNanos, longestGapNanos, clamped,
-                    clientStoppedReading);
+                    clientStoppedReading, clientPausedAtEnd);
         }
     }
 

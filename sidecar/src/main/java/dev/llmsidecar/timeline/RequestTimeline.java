@@ -38,6 +38,14 @@ public final class RequestTimeline implements TokenEventSink {
         default void onToken(long nanos) {
         }
 
+        /** The client stopped taking bytes at {@code nanos}: the stream is paused by it, not silent by the engine. */
+        default void onClientPaused(long nanos) {
+        }
+
+        /** The client takes bytes again from {@code nanos}. */
+        default void onClientResumed(long nanos) {
+        }
+
         /** The request ended (called once, from {@link RequestTimeline#finish}). */
         default void onEnd() {
         }
@@ -92,6 +100,10 @@ public final class RequestTimeline implements TokenEventSink {
     private boolean streamError;
     private boolean terminated;
     private boolean clientStoppedReading;
+    /** Since when the client has been pausing the stream, -1 while it reads. */
+    private long pausedSinceNanos = -1;
+    /** The last time the client took bytes again after a pause, -1 for none. */
+    private long resumedNanos = -1;
     private int undecodable;
     private RequestResult result;
 
@@ -242,6 +254,26 @@ public final class RequestTimeline implements TokenEventSink {
         clientStoppedReading = true;
     }
 
+    /**
+     * The client stopped taking bytes at {@code nanos}: the engine's silence from here is the client's doing (the
+     * sidecar stopped reading the engine), so it counts toward no stall and no silence.
+     */
+    public void onClientPaused(long nanos) {
+        if (pausedSinceNanos < 0) {
+            pausedSinceNanos = nanos;
+            live.onClientPaused(nanos);
+        }
+    }
+
+    /** The client takes bytes again from {@code nanos}: the engine's silence counts again from here. */
+    public void onClientResumed(long nanos) {
+        if (pausedSinceNanos >= 0) {
+            pausedSinceNanos = -1;
+            resumedNanos = Math.max(resumedNanos, nanos);
+            live.onClientResumed(nanos);
+        }
+    }
+
     @Override
     public void onUndecodable() {
         undecodable++;
@@ -295,13 +327,19 @@ public final class RequestTimeline implements TokenEventSink {
                 .silences(streaming ? endSilence(endNanos) : -1, streaming ? longestGap(endNanos, effective) : -1)
                 .clamped(ClampedValue.fromBits(clamped))
                 .clientStoppedReading(clientStoppedReading)
+                .clientPausedAtEnd(pausedSinceNanos >= 0)
                 .build();
         return result;
     }
 
-    /** From the last token chunk, or without one from the arrival, to the end. */
+    /**
+     * The engine's silence at the end: from the last token chunk (without one, the arrival; after a client's pause,
+     * its end) to the end, or to the pause when the client was pausing the stream as it ended.
+     */
     private long endSilence(long endNanos) {
-        return Math.max(0, endNanos - (chunks > 0 ? lastChunkNanos : startNanos));
+        long from = Math.max(chunks > 0 ? lastChunkNanos : startNanos, resumedNanos);
+        long to = pausedSinceNanos >= 0 ? Math.min(endNanos, pausedSinceNanos) : endNanos;
+        return Math.max(0, to - from);
     }
 
     /** The longest gap between token chunks; for a stream that did not complete, its silence at the end too. */

@@ -27,13 +27,20 @@ public final class StallScan {
     }
 
     /**
-     * @param sinceNanos the stream's arrival, or its last token-bearing chunk once it has one
+     * @param sinceNanos the stream's arrival, or its last token-bearing chunk once it has one (or the end of its
+     *     client's last pause, if later)
      * @param tokenSeen it has had a token-bearing chunk
+     * @param pausedByClient its client is not taking bytes now: the engine is paused by it, its silence is not a
+     *     stall (counted apart, {@link #pausedByClient})
      */
-    public void add(String model, boolean tokenSeen, long sinceNanos) {
+    public void add(String model, boolean tokenSeen, long sinceNanos, boolean pausedByClient) {
+        long[] v = byModel.computeIfAbsent(model, m -> new long[5]);
+        if (pausedByClient) {
+            v[4]++;
+            return;
+        }
         StreamPhase phase = StreamPhase.of(tokenSeen);
         long silence = Math.max(0, atNanos - sinceNanos);
-        long[] v = byModel.computeIfAbsent(model, m -> new long[4]);
         int i = phase.ordinal();
         if (thresholds.stalled(phase, silence)) {
             v[i]++;
@@ -46,6 +53,12 @@ public final class StallScan {
     public long stalled(String model, StreamPhase phase) {
         long[] v = byModel.get(model);
         return v == null ? 0 : v[phase.ordinal()];
+    }
+
+    /** Open streams of {@code model} whose client is not taking bytes (in no stall count, no silence). */
+    public long pausedByClient(String model) {
+        long[] v = byModel.get(model);
+        return v == null ? 0 : v[4];
     }
 
     /** Open streams silent past their threshold, every model and phase. */

@@ -26,6 +26,13 @@ import javax.crypto.spec.SecretKeySpec;
  * hashed (its body was longer than sidecar.trace.max-body-bytes, or not seen) gets random ids past what was hashed:
  * equal only to themselves, so such a prompt shares nothing beyond its hashed part.
  *
+ * <p><b>A block that is not full gets a random id</b>, and so does every id after it: a prompt shorter than one block
+ * shares nothing, not even with itself. A full block's id can confirm a guess of its whole content (and of everything
+ * before it) to whoever can send traffic and read the records; a short one, a PIN or a password in a one-line prompt,
+ * would be guessed in minutes, a full block of {@code blockBytes} bytes of prompt is not. What replay loses: prefix
+ * sharing within a prompt's last partial block, and all of it for prompts shorter than one block (512 tokens), whose
+ * prefix caches are small (docs/capacity-guide.md, "Short prompts").
+ *
  * <p>One instance per thread (a {@link Mac} is not thread-safe): the recorder's.
  */
 final class BlockHasher {
@@ -47,7 +54,10 @@ final class BlockHasher {
     };
     static final int STARTS = 256;
 
-    /** The chain over one prompt: an id per byte block, and the last MAC, from which more ids continue. */
+    /**
+     * The chain over one prompt: an id per byte block, and the last MAC, from which more ids continue (null when the
+     * last block was not full or the prompt not whole: what follows is random).
+     */
     record Chain(long[] ids, byte[] last, boolean whole) {
     }
 
@@ -76,15 +86,18 @@ final class BlockHasher {
      */
     Chain chain(String domain, byte[] content, int length, boolean whole) {
         byte[] h = Arrays.copyOf(start(domain), MAC_BYTES);
+        int full = length / blockBytes;
         long[] ids = new long[(length + blockBytes - 1) / blockBytes];
-        for (int i = 0; i < ids.length; i++) {
-            int from = i * blockBytes;
+        for (int i = 0; i < full; i++) {
             mac.update(h);
-            mac.update(content, from, Math.min(blockBytes, length - from));
+            mac.update(content, i * blockBytes, blockBytes);
             finish(h);
             ids[i] = id(h);
         }
-        return new Chain(ids, h, whole);
+        for (int i = full; i < ids.length; i++) {
+            ids[i] = random(); // the last block is not full: it confirms nothing
+        }
+        return new Chain(ids, whole && full == ids.length ? h : null, whole);
     }
 
     /** h<sub>0</sub> of a domain (route and model), kept for the few domains a sidecar sees. */
@@ -114,7 +127,7 @@ final class BlockHasher {
         }
         int kept = Math.min(count, chain.ids().length);
         System.arraycopy(chain.ids(), 0, out, 0, kept);
-        byte[] h = chain.whole() ? Arrays.copyOf(chain.last(), MAC_BYTES) : null;
+        byte[] h = chain.last() != null ? Arrays.copyOf(chain.last(), MAC_BYTES) : null;
         for (int j = kept; j < count; j++) {
             if (h == null) {
                 out[j] = random();

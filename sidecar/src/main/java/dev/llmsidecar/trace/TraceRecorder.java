@@ -44,10 +44,12 @@ import java.util.function.LongSupplier;
  */
 public final class TraceRecorder implements ExchangeFollower, AutoCloseable {
 
+    private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(TraceRecorder.class);
+
     static final long IDLE_MILLIS = 20;
     static final long MAX_IDLE_MILLIS = 160;
-    /** The shortest secret accepted, in bytes. */
-    static final int MIN_SECRET_BYTES = 16;
+    /** The shortest secret accepted, in bytes once decoded (256 bits, HMAC-SHA256's key size). */
+    static final int MIN_SECRET_BYTES = 32;
     /** Tokens per hash id (Mooncake's block, AIPerf's default --isl-block-size). */
     static final int BLOCK_TOKENS = 512;
     /** Formats whose token counts are a usage object (or llama.cpp's timings in an OpenAI stream). */
@@ -67,6 +69,9 @@ public final class TraceRecorder implements ExchangeFollower, AutoCloseable {
     private final JsonFactory json = new JsonFactory();
     private final ByteArrayOutputStream line = new ByteArrayOutputStream(1024);
     private final Thread worker;
+    private final byte[] secret;
+    /** The key's id in every record ({@link KeyId}): made on the recorder's thread before its first record. */
+    private String keyId;
     private volatile boolean stopping;
 
     /** Something the recorder's thread does: hash a body, write a record. */
@@ -79,8 +84,7 @@ public final class TraceRecorder implements ExchangeFollower, AutoCloseable {
         }
     }
 
-    private TraceRecorder(SidecarConfig.Trace config, byte[] secret, Recorders recorders, LongSupplier nanoClock)
-            throws IOException {
+    private TraceRecorder(SidecarConfig.Trace config, byte[] secret, Recorders recorders, LongSupplier nanoClock) {
         this.dir = Path.of(config.dir()).toAbsolutePath().normalize();
         this.sessionHeader = config.sessionHeader().filter(h -> !h.isBlank()).map(String::trim).orElse(null);
         this.maxBodyBytes = config.maxBodyBytes();
@@ -88,10 +92,15 @@ public final class TraceRecorder implements ExchangeFollower, AutoCloseable {
         this.bytesPerToken = config.blockBytes() / (double) BLOCK_TOKENS;
         this.queue = new ArrayBlockingQueue<>(config.queueCapacity());
         this.hasher = new BlockHasher(secret, config.blockBytes());
+        this.secret = secret;
         TraceFiles[] filesRef = new TraceFiles[1];
         this.stats = new TraceStats(recorders, () -> filesRef[0] == null ? 0 : filesRef[0].openBytes(),
-                () -> filesRef[0] == null ? 0 : filesRef[0].closedBytes());
+                () -> filesRef[0] == null ? 0 : filesRef[0].closedBytes(),
+                () -> filesRef[0] != null && filesRef[0].state() == TraceFiles.State.WRITING ? 1 : 0);
         this.files = new TraceFiles(dir, config.maxFileBytes(), config.maxFileAge().toNanos(), config.maxFiles(),
+                new TraceFiles.Retention(config.sharedDir().filter(d -> !d.isBlank())
+                        .map(d -> Path.of(d).toAbsolutePath().normalize()).orElse(null), config.maxTotalBytes(),
+                        config.reclaimAfter().toMillis()),
                 stats, nanoClock);
         filesRef[0] = files;
         this.worker = new Thread(this::work, "llm-sidecar-trace");
@@ -99,20 +108,37 @@ public final class TraceRecorder implements ExchangeFollower, AutoCloseable {
     }
 
     /**
-     * Starts recording as configured: checks the settings (a message names the property, never the secret's value),
-     * creates the directory, closes files a crash left open, starts the recorder's thread.
+     * Starts recording as configured: checks the settings (a message names the property, never the secret's value)
+     * and starts the recorder's thread, which prepares the directory (creates it, closes files a crash left open). A
+     * directory that cannot be used does not stop the proxy: the records are dropped and counted, and the recorder
+     * tries again (docs/capacity-guide.md, "When the disk fails").
      */
     public static TraceRecorder start(SidecarConfig.Trace config, Recorders recorders, LongSupplier nanoClock) {
         byte[] secret = check(config);
-        TraceRecorder r;
-        try {
-            r = new TraceRecorder(config, secret, recorders, nanoClock);
-        } catch (IOException e) {
-            throw new IllegalArgumentException("sidecar.trace.dir " + config.dir() + " cannot hold the trace files: "
-                    + e, e);
-        }
+        TraceRecorder r = new TraceRecorder(config, secret, recorders, nanoClock);
         r.worker.start();
         return r;
+    }
+
+    /**
+     * As {@link #start}, but settings it refuses (no secret, a short one, a bad number) do not stop the proxy either:
+     * the recorder stays off, an error names the property (never a value), {@code llm_sidecar_trace_writing} is 0 and
+     * {@code llm_sidecar_trace_write_failures_total{reason="configuration"}} 1, so the shipped alert fires. Null then.
+     */
+    public static TraceRecorder startOrRefuse(SidecarConfig.Trace config, Recorders recorders,
+            LongSupplier nanoClock) {
+        try {
+            return start(config, recorders, nanoClock);
+        } catch (IllegalArgumentException e) {
+            LOG.error("The trace recorder did not start; the proxy serves without it: " + e.getMessage());
+            new TraceStats(recorders, () -> 0, () -> 0, () -> 0).writeFailed(TraceFiles.Failure.CONFIGURATION);
+            return null;
+        }
+    }
+
+    /** Whether records reach the files now. */
+    public TraceFiles.State state() {
+        return files.state();
     }
 
     /** The secret's bytes, once every setting was checked; a message names the property, never the secret. */
@@ -120,25 +146,54 @@ public final class TraceRecorder implements ExchangeFollower, AutoCloseable {
         String secret = config.secret().orElse("");
         if (secret.isBlank()) {
             throw new IllegalArgumentException("sidecar.trace.enabled=true needs sidecar.trace.secret (env "
-                    + "SIDECAR_TRACE_SECRET): the key of the hash ids, at least " + MIN_SECRET_BYTES + " bytes, the "
-                    + "same on every replica (e.g. openssl rand -hex 32, kept in a Secret); the recorder does not start "
-                    + "without it");
+                    + "SIDECAR_TRACE_SECRET): the key of the hash ids, hex or base64 of at least " + MIN_SECRET_BYTES
+                    + " random bytes, the same on every replica (e.g. openssl rand -hex 32, kept in a Secret); the "
+                    + "recorder does not start without it");
         }
-        byte[] bytes = secret.getBytes(StandardCharsets.UTF_8);
+        byte[] bytes = decodeSecret(secret);
         if (bytes.length < MIN_SECRET_BYTES) {
-            throw new IllegalArgumentException("sidecar.trace.secret is shorter than " + MIN_SECRET_BYTES + " bytes: "
-                    + "a short key can be guessed (e.g. openssl rand -hex 32)");
+            throw new IllegalArgumentException("sidecar.trace.secret decodes to fewer than " + MIN_SECRET_BYTES
+                    + " bytes: a short key can be guessed (e.g. openssl rand -hex 32)");
         }
         positive("sidecar.trace.max-file-bytes", config.maxFileBytes());
         positive("sidecar.trace.max-files", config.maxFiles());
         positive("sidecar.trace.queue-capacity", config.queueCapacity());
         positive("sidecar.trace.block-bytes", config.blockBytes());
         positive("sidecar.trace.max-file-age", config.maxFileAge().toMillis());
+        if (config.maxTotalBytes() < 0) {
+            throw new IllegalArgumentException("sidecar.trace.max-total-bytes must be >= 0: " + config.maxTotalBytes());
+        }
+        if (config.reclaimAfter().compareTo(config.maxFileAge().multipliedBy(config.maxFiles())) <= 0) {
+            throw new IllegalArgumentException("sidecar.trace.reclaim-after (" + config.reclaimAfter() + ") must be "
+                    + "longer than sidecar.trace.max-files x max-file-age (" + config.maxFileAge()
+                    .multipliedBy(config.maxFiles()) + "): a live pod's quiet directory is not a gone pod's");
+        }
         if (config.maxBodyBytes() < 0 || config.queueBytes() < config.maxBodyBytes()) {
             throw new IllegalArgumentException("sidecar.trace.queue-bytes (" + config.queueBytes() + ") must be at "
                     + "least sidecar.trace.max-body-bytes (" + config.maxBodyBytes() + "), which must be >= 0");
         }
         return bytes;
+    }
+
+    /**
+     * The secret's key bytes: hex (an even number of hex digits) or else base64 (standard or URL-safe, padded or
+     * not). A message never quotes the value.
+     */
+    static byte[] decodeSecret(String secret) {
+        String s = secret.strip();
+        if (s.length() % 2 == 0 && s.chars().allMatch(c -> Character.digit(c, 16) >= 0)) {
+            return java.util.HexFormat.of().parseHex(s);
+        }
+        try {
+            return java.util.Base64.getDecoder().decode(s);
+        } catch (IllegalArgumentException notStandard) {
+            try {
+                return java.util.Base64.getUrlDecoder().decode(s);
+            } catch (IllegalArgumentException notUrlSafe) {
+                throw new IllegalArgumentException("sidecar.trace.secret is neither hex nor base64: give at least "
+                        + MIN_SECRET_BYTES + " random bytes in either (e.g. openssl rand -hex 32)");
+            }
+        }
     }
 
     private static void positive(String property, long value) {
@@ -267,6 +322,7 @@ public final class TraceRecorder implements ExchangeFollower, AutoCloseable {
     // --------------------------------------------------------------------------------------- the recorder's thread
 
     private void work() {
+        keyId = KeyId.of(secret); // a deliberately slow derivation: once, here, not on the starting thread
         long idleMillis = IDLE_MILLIS;
         while (true) {
             Task t = queue.poll();
@@ -293,19 +349,14 @@ public final class TraceRecorder implements ExchangeFollower, AutoCloseable {
         files.closeAll();
     }
 
-    /** Writes one request's record into the file of the window it arrived in. */
+    /** Writes one request's record into the file of the window it arrived in (counted there, written or dropped). */
     private void write(Traced t) {
-        long base;
-        try {
-            base = files.base(t.generation);
-        } catch (IOException e) {
-            stats.dropped(TraceStats.Drop.WRITE_FAILED);
+        TraceFiles.Ready ready = files.prepare(t.generation);
+        if (ready != TraceFiles.Ready.READY) {
+            stats.dropped(ready == TraceFiles.Ready.LATE ? TraceStats.Drop.LATE : TraceStats.Drop.WRITE_FAILED);
             return;
         }
-        if (base < 0) {
-            stats.dropped(TraceStats.Drop.LATE);
-            return;
-        }
+        long base = t.generation.base;
         RequestResult r = t.result;
         String countSource = USAGE_FORMATS.contains(t.operation.format().name()) ? "usage" : "format";
         long input;
@@ -349,15 +400,15 @@ public final class TraceRecorder implements ExchangeFollower, AutoCloseable {
                 millis(g, "e2e_ms", r.e2eNanos());
                 g.writeStringField("input_length_source", inputSource);
                 g.writeStringField("output_length_source", outputSource);
+                g.writeStringField("key_id", keyId);
                 g.writeEndObject();
             }
             line.write('\n');
-            files.append(t.generation, line.toByteArray(), line.size());
         } catch (IOException e) {
-            stats.dropped(TraceStats.Drop.WRITE_FAILED);
+            stats.dropped(TraceStats.Drop.WRITE_FAILED); // into memory: does not happen
             return;
         }
-        stats.recorded();
+        files.append(t.generation, line.toByteArray(), line.size());
         if ("usage".equals(inputSource) && t.chain != null && t.chain.whole() && t.canonicalBytes > 0) {
             stats.prompt(t.canonicalBytes, input);
         }

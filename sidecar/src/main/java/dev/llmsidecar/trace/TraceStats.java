@@ -21,7 +21,10 @@ public final class TraceStats {
     public enum Drop {
         /** The recorder's queue (requests or body bytes) was full. */
         QUEUE_FULL,
-        /** Writing the file failed (disk full, I/O error). */
+        /**
+         * Its line did not reach the file: the write failed (disk full, I/O error), its file had failed before, or the
+         * directory could not be written then.
+         */
         WRITE_FAILED,
         /** Its file had been closed already: it arrived in a file closed while it was still open (over an hour). */
         LATE,
@@ -35,38 +38,63 @@ public final class TraceStats {
 
     private final Bound records;
     private final Map<Drop, Bound> dropped = new EnumMap<>(Drop.class);
+    private final Map<TraceFiles.Failure, Bound> writeFailures = new EnumMap<>(TraceFiles.Failure.class);
     private final Bound filesClosed;
     private final Bound filesDeleted;
+    private final Bound directoriesReclaimed;
     private final Bound promptBytes;
     private final Bound promptTokens;
 
     /**
      * @param openBytes bytes of the files still open, read at collection
      * @param closedBytes bytes of the closed files kept, read at collection
+     * @param writing 1 while records reach the files, else 0, read at collection
      */
-    public TraceStats(Recorders recorders, LongSupplier openBytes, LongSupplier closedBytes) {
+    public TraceStats(Recorders recorders, LongSupplier openBytes, LongSupplier closedBytes, LongSupplier writing) {
         records = recorders.bound(Contract.TRACE_RECORDS);
         for (Drop d : Drop.values()) {
             dropped.put(d, recorders.bound(Contract.TRACE_RECORDS_DROPPED, LabelValues.of(REASON, d.label())));
         }
+        for (TraceFiles.Failure f : TraceFiles.Failure.values()) {
+            writeFailures.put(f, recorders.bound(Contract.TRACE_WRITE_FAILURES, LabelValues.of(REASON, f.label())));
+        }
         filesClosed = recorders.bound(Contract.TRACE_FILES_CLOSED);
         filesDeleted = recorders.bound(Contract.TRACE_FILES_DELETED);
+        directoriesReclaimed = recorders.bound(Contract.TRACE_DIRECTORIES_RECLAIMED);
         promptBytes = recorders.bound(Contract.TRACE_PROMPT_BYTES);
         promptTokens = recorders.bound(Contract.TRACE_PROMPT_TOKENS);
-        for (Bound counter : new Bound[] {records, filesClosed, filesDeleted, promptBytes, promptTokens}) {
+        for (Bound counter : new Bound[] {records, filesClosed, filesDeleted, directoriesReclaimed, promptBytes,
+                promptTokens}) {
             counter.record(0);
         }
         dropped.values().forEach(b -> b.record(0));
+        writeFailures.values().forEach(b -> b.record(0));
+        recorders.observe(Contract.TRACE_WRITING, writing::getAsLong);
         recorders.observe(Contract.TRACE_OPEN_FILE_BYTES, openBytes::getAsLong);
         recorders.observe(Contract.TRACE_CLOSED_FILE_BYTES, closedBytes::getAsLong);
     }
 
-    void recorded() {
-        records.record(1);
+    /** {@code lines} records reached their file. */
+    void recorded(int lines) {
+        if (lines > 0) {
+            records.record(lines);
+        }
     }
 
     void dropped(Drop reason) {
-        dropped.get(reason).record(1);
+        dropped(reason, 1);
+    }
+
+    /** {@code n} requests got no record, for {@code reason}. */
+    void dropped(Drop reason, int n) {
+        if (n > 0) {
+            dropped.get(reason).record(n);
+        }
+    }
+
+    /** An attempt to prepare the directory, open a file or write failed. */
+    void writeFailed(TraceFiles.Failure why) {
+        writeFailures.get(why).record(1);
     }
 
     void fileClosed() {
@@ -75,6 +103,11 @@ public final class TraceStats {
 
     void fileDeleted() {
         filesDeleted.record(1);
+    }
+
+    /** A gone pod's trace directory was reclaimed (sidecar.trace.shared-dir). */
+    void directoryReclaimed() {
+        directoriesReclaimed.record(1);
     }
 
     /** A recorded prompt of {@code bytes} canonical bytes that the engine counted as {@code tokens} tokens. */

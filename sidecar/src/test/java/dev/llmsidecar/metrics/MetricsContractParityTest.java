@@ -161,7 +161,7 @@ class MetricsContractParityTest {
             }
             // ---- end of GPUs ----
             new OtlpExportStats(registry.getPrometheusRegistry()); // Prometheus only, by declaration
-            new dev.llmsidecar.trace.TraceStats(recorders, () -> 1234, () -> 5678); // the trace recorder's, when on
+            new dev.llmsidecar.trace.TraceStats(recorders, () -> 1234, () -> 5678, () -> 1); // the trace recorder's, when on
             dev.llmsidecar.app.ProxyGauges.register(recorders, new dev.llmsidecar.proxy.MemoryMark(0.85, 0.85),
                     () -> 1000, () -> 2000); // the proxy's memory budgets
 

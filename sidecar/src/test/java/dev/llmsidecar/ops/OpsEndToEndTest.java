@@ -116,6 +116,7 @@ class OpsEndToEndTest {
         config.put("sidecar.windows.drift-min-samples", "5");
         config.put("sidecar.tenants.source", "api-key-hash"); // the tenant panels read real label values
         config.put("sidecar.slo.declared.enabled", "true"); // the declared-target panels read real buckets
+        config.put("sidecar.slo.declared.trust-all", "true"); // from the test's own traffic
         config.put("sidecar.priority.enabled", "true"); // and the priority panels real priorities
         config.put("sidecar.cost.input-price-per-million", "0.2"); // the cost panels read real values
         config.put("sidecar.cost.output-price-per-million", "0.8");

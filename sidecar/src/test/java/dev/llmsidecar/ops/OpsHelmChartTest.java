@@ -408,8 +408,9 @@ class OpsHelmChartTest {
                 .doesNotContain("sidecar.slo.declared.tpot-buckets");
         assertThat(out).contains("sidecar.trace.enabled=true", "sidecar.trace.max-file-bytes=134217728",
                 "sidecar.trace.session-header=x-session-id", "name: llm-trace-key", "claimName: shared-traces",
-                "fsGroup: 185");
-        startsWithTheRenderedProperties(out, java.util.Map.of("sidecar.trace.secret", "a-trace-key-of-enough-bytes",
+                "fsGroup: 185", "sidecar.trace.token-file=/etc/llm-sidecar-trace-token/token",
+                "secretName: llm-trace-token");
+        startsWithTheRenderedProperties(out, java.util.Map.of("sidecar.trace.secret", "5f0c1d2e3a4b596877a6b5c4d3e2f1000123456789abcdef0fedcba987654321",
                 "sidecar.trace.dir", OpsTools.outDir().resolve("helm-nondefault-traces").toString()));
         assertThat(out).contains("name: SIDECAR_ENGINE_READINESS_FOLLOWS_ENGINE\n              value: \"false\"");
         assertThat(out).doesNotContain("kind: ServiceMonitor", "kind: PrometheusRule", "- name: vllm", "nvidia.com/gpu",
@@ -434,13 +435,22 @@ class OpsHelmChartTest {
     @Test
     void theTraceRecorderGetsAVolumeItsSecretFromASecretAndADirectoryPerPod() throws Exception {
         String out = template().set("trace.enabled", "true").set("trace.secretName", "llm-trace-key")
-                .set("trace.sessionHeader", "x-session-id").set("trace.maxFiles", "48").call();
+                .set("trace.sessionHeader", "x-session-id").set("trace.maxFiles", "24")
+                .set("trace.tokenSecretName", "llm-trace-token").set("networkPolicy.enabled", "true").call();
         Path file = write("helm-trace.yaml", out);
         String deployment = doc(out, "deployment.yaml");
         String sidecar = containers(out)[0];
         assertThat(doc(out, "configmap.yaml")).contains("sidecar.trace.enabled=true",
-                "sidecar.trace.max-file-bytes=67108864", "sidecar.trace.max-file-age=PT1H", "sidecar.trace.max-files=48",
-                "sidecar.trace.session-header=x-session-id").doesNotContain("sidecar.trace.secret", "llm-trace-key");
+                "sidecar.trace.max-file-bytes=67108864", "sidecar.trace.max-file-age=PT1H", "sidecar.trace.max-files=24",
+                "sidecar.trace.session-header=x-session-id",
+                "sidecar.trace.token-file=/etc/llm-sidecar-trace-token/token")
+                .doesNotContain("sidecar.trace.secret", "llm-trace-key", "llm-trace-token");
+        // the token: a file from its Secret, read only, so that the kubelet's updates reach the sidecar
+        assertThat(sidecar).contains("- name: trace-token\n              mountPath: /etc/llm-sidecar-trace-token\n"
+                + "              readOnly: true");
+        assertThat(deployment).contains("- name: trace-token\n          secret:\n            secretName: llm-trace-token\n"
+                + "            defaultMode: 0440\n            items:\n              - key: token\n                path: token");
+        assertThat(doc(out, "networkpolicy.yaml")).contains("kind: NetworkPolicy");
         assertThat(sidecar).contains("- name: SIDECAR_TRACE_SECRET\n              valueFrom:\n                secretKeyRef:\n"
                 + "                  name: llm-trace-key\n                  key: secret",
                 "- name: POD_NAME\n              valueFrom:\n                fieldRef:\n                  fieldPath: metadata.name",
@@ -452,14 +462,14 @@ class OpsHelmChartTest {
         String engine = containers(out)[1];
         assertThat(engine.substring(0, engine.indexOf("\n      volumes:"))).doesNotContain("traces");
         assertThat(rendered(out, "trace-persistentvolumeclaim.yaml")).isFalse();
-        startsWithTheRenderedProperties(out, java.util.Map.of("sidecar.trace.secret", "a-trace-key-of-enough-bytes",
+        startsWithTheRenderedProperties(out, java.util.Map.of("sidecar.trace.secret", "5f0c1d2e3a4b596877a6b5c4d3e2f1000123456789abcdef0fedcba987654321",
                 "sidecar.trace.dir", OpsTools.outDir().resolve("helm-trace-dir").toString()));
         OpsTools.nodeValidate("k8s", file.toString()).assertOk("kubernetes-models");
         OpsTools.yamllint(file);
 
         // a claim instead: rendered, mounted, and the pod's group set so the sidecar (uid and gid 185) writes it
         String pvc = template().set("trace.enabled", "true").set("trace.secretName", "llm-trace-key")
-                .set("trace.volume.persistentVolumeClaim.enabled", "true")
+                .set("networkPolicy.enabled", "true").set("trace.volume.persistentVolumeClaim.enabled", "true")
                 .set("trace.volume.persistentVolumeClaim.size", "20Gi").call();
         Path pvcFile = write("helm-trace-pvc.yaml", pvc);
         assertThat(doc(pvc, "trace-persistentvolumeclaim.yaml")).contains("kind: PersistentVolumeClaim",
@@ -471,7 +481,7 @@ class OpsHelmChartTest {
         OpsTools.nodeValidate("k8s", pvcFile.toString()).assertOk("kubernetes-models");
         OpsTools.yamllint(pvcFile);
         String existing = template().set("trace.enabled", "true").set("trace.secretName", "k")
-                .set("trace.volume.persistentVolumeClaim.enabled", "true")
+                .set("networkPolicy.enabled", "true").set("trace.volume.persistentVolumeClaim.enabled", "true")
                 .set("trace.volume.persistentVolumeClaim.existingClaim", "shared-traces")
                 .set("podSecurityContext.fsGroup", "2000").call();
         assertThat(rendered(existing, "trace-persistentvolumeclaim.yaml")).isFalse();
@@ -481,8 +491,53 @@ class OpsHelmChartTest {
 
     @Test
     void theTraceRecorderWithoutASecretFailsToRender() {
-        assertThatThrownBy(() -> template().set("trace.enabled", "true").call())
+        assertThatThrownBy(() -> template().set("trace.enabled", "true").set("networkPolicy.enabled", "true").call())
                 .hasMessageContaining("trace.enabled=true needs trace.secretName");
+    }
+
+    /**
+     * The trace files are served on the management port: without the NetworkPolicy every pod of the cluster reaches
+     * it, so the chart refuses the recorder unless the policy is on or the open port is asked for. It never turns the
+     * policy on by itself (that would cut off a Prometheus outside the selected namespaces on upgrade).
+     */
+    @Test
+    void theTraceRecorderNeedsTheNetworkPolicyOrAnOpenPortAskedFor() {
+        assertThatThrownBy(() -> template().set("trace.enabled", "true").set("trace.secretName", "k").call())
+                .hasMessageContaining("networkPolicy.enabled=true").hasMessageContaining("trace.allowOpenManagementPort");
+        String open = template().set("trace.enabled", "true").set("trace.secretName", "k")
+                .set("trace.allowOpenManagementPort", "true").call();
+        assertThat(rendered(open, "networkpolicy.yaml")).isFalse();
+        assertThat(doc(open, "configmap.yaml")).contains("sidecar.trace.enabled=true");
+        String guarded = template().set("trace.enabled", "true").set("trace.secretName", "k")
+                .set("networkPolicy.enabled", "true").call();
+        assertThat(doc(guarded, "networkpolicy.yaml")).contains("kind: NetworkPolicy");
+        assertThat(doc(guarded, "configmap.yaml")).as("no token: the files are not served")
+                .doesNotContain("sidecar.trace.token-file");
+    }
+
+    /** An emptyDir past its sizeLimit evicts the whole pod, engine included: the recorder's own cap must fit under it. */
+    @Test
+    void anEmptyDirSmallerThanTheRecordersCapFailsToRender() {
+        // (24 + 5) x 64 MiB = 1856 MiB: under 2Gi, over 1800Mi
+        assertThat(template().set("trace.enabled", "true").set("trace.secretName", "k")
+                .set("networkPolicy.enabled", "true").call()).contains("sizeLimit: 2Gi");
+        assertThatThrownBy(() -> template().set("trace.enabled", "true").set("trace.secretName", "k")
+                .set("networkPolicy.enabled", "true").set("trace.volume.sizeLimit", "1800Mi").call())
+                .hasMessageContaining("trace.volume.sizeLimit 1800Mi (1887436800 bytes) is under the recorder's own cap")
+                .hasMessageContaining("1946157056 bytes");
+        assertThatThrownBy(() -> template().set("trace.enabled", "true").set("trace.secretName", "k")
+                .set("networkPolicy.enabled", "true").set("trace.maxFiles", "40").call())
+                .hasMessageContaining("under the recorder's own cap");
+        assertThat(template().set("trace.enabled", "true").set("trace.secretName", "k")
+                .set("networkPolicy.enabled", "true").set("trace.maxFiles", "40").set("trace.volume.sizeLimit", "3Gi")
+                .call()).contains("sizeLimit: 3Gi");
+        assertThatThrownBy(() -> template().set("trace.enabled", "true").set("trace.secretName", "k")
+                .set("networkPolicy.enabled", "true").set("trace.volume.sizeLimit", "2 gigs").call())
+                .hasMessageContaining("not a size");
+        // a claim has no sizeLimit to check
+        assertThat(template().set("trace.enabled", "true").set("trace.secretName", "k")
+                .set("networkPolicy.enabled", "true").set("trace.maxFiles", "400")
+                .set("trace.volume.persistentVolumeClaim.enabled", "true").call()).contains("kind: PersistentVolumeClaim");
     }
 
     @Test

@@ -146,8 +146,8 @@ class OpsNativeHistogramFleetTest {
                 System.out.print(report);
                 Files.writeString(OpsTools.outDir().resolve("native-histogram-fleet.txt"), report);
                 assertThat(misses).as(report.toString()).isEmpty();
-                assertThat(nativeSeries).isEqualTo(102);
-                assertThat(classicSeries).isEqualTo(2021);
+                assertThat(nativeSeries).isEqualTo(103);
+                assertThat(classicSeries).isEqualTo(2022);
             }
         } finally {
             pods.forEach(p -> p.server().stop(0));

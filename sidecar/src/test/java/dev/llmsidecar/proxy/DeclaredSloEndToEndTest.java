@@ -28,8 +28,10 @@ class DeclaredSloEndToEndTest {
 
     static final EngineBehaviour ENGINE = EngineBehaviour.defaults()
             .withTiming(Duration.ofMillis(20), Duration.ofMillis(5)).withOutputTokens(4);
+    /** Every caller trusted to declare: these tests are about what a declaration does (trust: its own test). */
     static final Map<String, String> CONFIG = Map.of(
             "sidecar.slo.declared.enabled", "true",
+            "sidecar.slo.declared.trust-all", "true",
             "sidecar.slo.objectives.interactive.ttft", "PT0.2S",
             "sidecar.priority.enabled", "true",
             "sidecar.priority.header", "x-request-priority");
@@ -171,6 +173,67 @@ class DeclaredSloEndToEndTest {
             assertThat(ProxyFixture.await(send(f, WITH_PRIORITY, Map.of())).status()).isEqualTo(200);
             Scrape s = f.settledScrape();
             assertThat(s.text()).as("off by default: no series carries the label").doesNotContain("priority=");
+        }
+    }
+
+    /**
+     * Only a trusted caller declares (issue 42): a declaration without the gateway's token, or with a wrong one, is
+     * refused and counted (handling="refused") and the configured objective judges the request; with the token it
+     * judges the request; and the token never reaches the engine. A new token in the file is honoured without a restart.
+     */
+    @Test
+    void onlyACallerWithTheGatewaysTokenDeclaresAndTheTokenNeverGoesUpstream(@org.junit.jupiter.api.io.TempDir
+            java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path tokenFile = java.nio.file.Files.writeString(dir.resolve("trust"), "gateway-token-1\n");
+        List<String> upstreamHeads = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (dev.llmsidecar.testkit.RawUpstream upstream = new dev.llmsidecar.testkit.RawUpstream((r, sock, out) -> {
+            upstreamHeads.add(r.head());
+            dev.llmsidecar.testkit.RawUpstream.writeHead(out, "text/event-stream");
+            dev.llmsidecar.testkit.RawUpstream.writeChunk(out, ("data: {\"model\":\"sim-llama-8b\",\"choices\":[{"
+                    + "\"index\":0,\"delta\":{\"content\":\"a\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+                    .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            dev.llmsidecar.testkit.RawUpstream.writeEnd(out);
+        });
+                ProxyFixture f = new ProxyFixture(ENGINE, Map.of("sidecar.slo.declared.enabled", "true",
+                        "sidecar.slo.objectives.interactive.ttft", "PT0.2S",
+                        "sidecar.slo.declared.trust-token-file", tokenFile.toString()), upstream.url())) {
+            String trust = "x-llm-sidecar-declared-trust";
+            assertThat(ProxyFixture.await(send(f, BODY, Map.of("x-llm-d-slo-ttft-ms", "500"))).status())
+                    .isEqualTo(200);
+            assertThat(ProxyFixture.await(send(f, BODY, Map.of("x-llm-d-slo-ttft-ms", "500", "x-llm-d-slo-tpot-ms",
+                    "20", trust, "gateway-token-2"))).status()).isEqualTo(200);
+            assertThat(ProxyFixture.await(send(f, BODY, Map.of("x-llm-d-slo-ttft-ms", "500", trust,
+                    "gateway-token-1"))).status()).isEqualTo(200);
+            Scrape s = f.settledScrape();
+            assertThat(s.sum("llm_sidecar_slo_declared_values_total", "criterion", "ttft", "handling", "refused"))
+                    .isEqualTo(2);
+            assertThat(s.sum("llm_sidecar_slo_declared_values_total", "criterion", "tpot", "handling", "refused"))
+                    .isEqualTo(1);
+            assertThat(s.sum("llm_sidecar_slo_declared_values_total", "criterion", "ttft", "handling", "accepted"))
+                    .isEqualTo(1);
+            assertThat(s.sum("llm_sidecar_slo_requests_total", "slo_class", "declared")).isEqualTo(1);
+            assertThat(s.sum("llm_sidecar_slo_objective_requests_total", "objective", "interactive"))
+                    .as("the refused ones are judged by the configured objective").isEqualTo(2);
+            assertThat(upstreamHeads).hasSize(3).allSatisfy(head -> assertThat(head.toLowerCase(java.util.Locale.ROOT))
+                    .doesNotContain(trust).doesNotContain("gateway-token"));
+            // rotated: the new token is taken within a second or two, the old one refused
+            java.nio.file.Files.writeString(tokenFile, "gateway-token-2\n");
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            double accepted = 1;
+            while (accepted < 2 && System.nanoTime() < deadline) {
+                Thread.sleep(200);
+                assertThat(ProxyFixture.await(send(f, BODY, Map.of("x-llm-d-slo-ttft-ms", "500", trust,
+                        "gateway-token-2"))).status()).isEqualTo(200);
+                accepted = f.settledScrape().sum("llm_sidecar_slo_declared_values_total", "criterion", "ttft",
+                        "handling", "accepted");
+            }
+            assertThat(accepted).isEqualTo(2);
+            double refused = f.settledScrape().sum("llm_sidecar_slo_declared_values_total", "criterion", "ttft",
+                    "handling", "refused");
+            assertThat(ProxyFixture.await(send(f, BODY, Map.of("x-llm-d-slo-ttft-ms", "500", trust,
+                    "gateway-token-1"))).status()).isEqualTo(200);
+            assertThat(f.settledScrape().sum("llm_sidecar_slo_declared_values_total", "criterion", "ttft", "handling",
+                    "refused")).isEqualTo(refused + 1);
         }
     }
 }

@@ -172,4 +172,48 @@ class ClientTimeoutsTest {
             f.assertNothingInFlight();
         }
     }
+
+    /**
+     * A client that stops reading is not an engine stall (issue 42): with the stall threshold at 0.5 s and the send
+     * timeout at 30 s, a stream whose client reads nothing for 2 s shows in llm_sidecar_streams_paused_by_client and
+     * never in llm_sidecar_stalled_streams, and when the client then leaves, it ends as the client's (client_gone),
+     * never as stalled. The engine writes all along: the silence is the client's doing.
+     */
+    @Test
+    void aClientThatStopsReadingIsShownPausedNeverStalledAndEndsAsTheClients() throws Exception {
+        try (RawUpstream upstream = new RawUpstream((r, s, out) -> {
+            RawUpstream.writeHead(out, "text/event-stream");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            for (int i = 0; i < 1_000_000 && System.nanoTime() < deadline; i++) { // bounded: 30 s, 200 MB
+                RawUpstream.writeChunk(out, EVENT);
+            }
+        });
+                ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(), Map.of(
+                        "sidecar.stall.threshold", "PT0.5S", "sidecar.limits.send-timeout", "PT30S"), upstream.url());
+                Socket client = connect(f.proxyPort)) {
+            client.getOutputStream().write(("POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\n"
+                    + "content-type: application/json\r\ncontent-length: " + STREAM.length() + "\r\n\r\n" + STREAM)
+                    .getBytes(StandardCharsets.ISO_8859_1));
+            assertThat(new String(client.getInputStream().readNBytes(12), StandardCharsets.ISO_8859_1))
+                    .isEqualTo("HTTP/1.1 200");
+            EndReasonsTest.awaitValue(f, v -> v == 1, "llm_sidecar_streams_paused_by_client");
+            long pausedAt = System.nanoTime();
+            while (System.nanoTime() - pausedAt < TimeUnit.SECONDS.toNanos(2)) { // 4 stall thresholds and more
+                Scrape s = f.scrape();
+                assertThat(s.sum("llm_sidecar_stalled_streams")).as("stalled streams while the client pauses").isZero();
+                assertThat(s.sum("llm_sidecar_streams_paused_by_client")).isEqualTo(1);
+                assertThat(s.sum("llm_sidecar_stream_longest_silence_seconds")).isLessThan(0.5);
+                Thread.sleep(100);
+            }
+            client.setSoLinger(true, 0);
+            client.close(); // the client leaves while it is not reading
+            Scrape s = EndReasonsTest.awaitValue(f, v -> v == 1, "llm_sidecar_requests_total", "outcome",
+                    "client_cancelled");
+            assertThat(s.sum("llm_sidecar_requests_total", "end_reason", "client_gone_mid_stream")).isEqualTo(1);
+            assertThat(s.sum("llm_sidecar_requests_total", "end_reason", "stalled")).isZero();
+            // the gauges read a scan at most 200 ms old: the ended stream leaves the next one
+            EndReasonsTest.awaitValue(f, v -> v == 0, "llm_sidecar_streams_paused_by_client");
+            f.assertNothingInFlight();
+        }
+    }
 }

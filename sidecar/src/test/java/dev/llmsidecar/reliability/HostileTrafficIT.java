@@ -109,7 +109,7 @@ class HostileTrafficIT {
                 "sidecar.trace.dir", traces.toString()));
         properties.putAll(more);
         Processes.Sidecar sidecar = Processes.Sidecar.launch(jar).jvmOptions(Processes.shippedJvmOptions(jar))
-                .upstream(engine.url()).env("SIDECAR_TRACE_SECRET", "hostile-traffic-it-secret-0123456789")
+                .upstream(engine.url()).env("SIDECAR_TRACE_SECRET", "9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9")
                 .env("SIDECAR_ENGINE_SCRAPE_ENABLED", "false").properties(properties).start();
         sidecar.awaitReady(Duration.ofSeconds(60));
         return sidecar;

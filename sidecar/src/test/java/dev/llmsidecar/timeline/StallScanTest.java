@@ -15,12 +15,12 @@ class StallScanTest {
     @Test
     void eachPhaseIsJudgedByItsOwnThresholdStrictly() {
         StallScan scan = new StallScan(T, 1000 * S);
-        scan.add("m", false, 1000 * S - 59 * S);  // queued 59 s: not yet
-        scan.add("m", false, 1000 * S - 61 * S);  // queued 61 s: stalled before its first token
-        scan.add("m", true, 1000 * S - 10 * S);   // exactly the threshold: not yet
-        scan.add("m", true, 1000 * S - 11 * S);   // 11 s since its last token: stalled mid-generation
-        scan.add("m", true, 1000 * S - 30 * S);   // 30 s: stalled, and the longest
-        scan.add("m", true, 1000 * S - 2 * S);    // generating
+        scan.add("m", false, 1000 * S - 59 * S, false);  // queued 59 s: not yet
+        scan.add("m", false, 1000 * S - 61 * S, false);  // queued 61 s: stalled before its first token
+        scan.add("m", true, 1000 * S - 10 * S, false);   // exactly the threshold: not yet
+        scan.add("m", true, 1000 * S - 11 * S, false);   // 11 s since its last token: stalled mid-generation
+        scan.add("m", true, 1000 * S - 30 * S, false);   // 30 s: stalled, and the longest
+        scan.add("m", true, 1000 * S - 2 * S, false);    // generating
         assertThat(scan.stalled("m", StreamPhase.FIRST_TOKEN)).isEqualTo(1);
         assertThat(scan.stalled("m", StreamPhase.GENERATION)).isEqualTo(2);
         assertThat(scan.stalled()).isEqualTo(3);
@@ -31,7 +31,7 @@ class StallScanTest {
     @Test
     void aSilenceOfTenSecondsBeforeTheFirstTokenIsQueueingNotAStall() {
         StallScan scan = new StallScan(T, 100 * S);
-        scan.add("m", false, 80 * S);
+        scan.add("m", false, 80 * S, false);
         assertThat(scan.stalled()).isZero();
         assertThat(scan.longestSilenceNanos(StreamPhase.FIRST_TOKEN)).isEqualTo(20 * S);
         assertThat(scan.longestSilenceNanos(StreamPhase.GENERATION)).isZero();
@@ -40,8 +40,8 @@ class StallScanTest {
     @Test
     void modelsAreKeptApartAndAnUnknownModelReadsZero() {
         StallScan scan = new StallScan(T, 100 * S);
-        scan.add("a", true, 50 * S);
-        scan.add("b", true, 99 * S);
+        scan.add("a", true, 50 * S, false);
+        scan.add("b", true, 99 * S, false);
         assertThat(scan.stalled("a", StreamPhase.GENERATION)).isEqualTo(1);
         assertThat(scan.stalled("b", StreamPhase.GENERATION)).isZero();
         assertThat(scan.stalled("c", StreamPhase.GENERATION)).isZero();
@@ -53,7 +53,7 @@ class StallScanTest {
     void aStampAfterTheScanCountsAsNoSilence() {
         // a token stamped on another loop just after the scan's clock read: not a negative silence
         StallScan scan = new StallScan(T, 100 * S);
-        scan.add("m", true, 100 * S + 5);
+        scan.add("m", true, 100 * S + 5, false);
         assertThat(scan.longestSilenceNanos("m", StreamPhase.GENERATION)).isZero();
         assertThat(scan.stalled()).isZero();
     }

@@ -38,7 +38,10 @@ class BlockHasherTest {
         for (int i = 0; i < 4; i++) {
             assertThat(c[i]).as("a change in the first block changes id " + i).isNotEqualTo(a[i]);
         }
-        assertThat(chain(h, "AAAAAAAABBBBBBBBCCCCCCCCDDDD").ids()).isEqualTo(a);
+        // the full blocks' ids again; the last block (4 of 8 bytes) gets a random one
+        long[] again = chain(h, "AAAAAAAABBBBBBBBCCCCCCCCDDDD").ids();
+        assertThat(Arrays.copyOf(again, 3)).isEqualTo(Arrays.copyOf(a, 3));
+        assertThat(again[3]).isNotEqualTo(a[3]);
         // the same blocks at another position are other ids
         assertThat(chain(h, "BBBBBBBBAAAAAAAA").ids()[1]).isNotEqualTo(a[0]);
     }
@@ -81,6 +84,29 @@ class BlockHasherTest {
         assertThat(h.ids(chain(h, "AAAAAAAABBBBBBBBCCCCCCCC"), 5)).isEqualTo(five);
         assertThat(h.ids(chain(h, "AAAAAAAABBBBBBBBCCCCCCCX"), 5)[4]).isNotEqualTo(five[4]);
         assertThat(Arrays.stream(five).distinct().count()).isEqualTo(5);
+    }
+
+    /**
+     * A prompt shorter than one block shares nothing, not even with itself: its one id would confirm a guess of the
+     * whole prompt (a PIN in a one-line prompt, 10 000 guesses) to whoever can send traffic and read the records.
+     */
+    @Test
+    void aBlockThatIsNotFullGetsARandomIdAndSoDoesEveryIdAfterIt() {
+        BlockHasher h = new BlockHasher(SECRET, 8);
+        BlockHasher.Chain one = chain(h, "PIN 4711");
+        assertThat(one.ids()).hasSize(1);
+        BlockHasher.Chain shortOne = chain(h, "PIN 471");
+        BlockHasher.Chain shortTwo = chain(h, "PIN 471");
+        assertThat(shortOne.ids()[0]).isNotEqualTo(shortTwo.ids()[0]);
+        // continued past the bytes (input_length from the engine's count): random after a short block too
+        long[] x = h.ids(shortOne, 3);
+        long[] y = h.ids(shortTwo, 3);
+        for (int i = 0; i < 3; i++) {
+            assertThat(x[i]).isNotEqualTo(y[i]);
+        }
+        // a full block still shares: one block of exactly 8 bytes
+        assertThat(chain(h, "PIN 4711").ids()).isEqualTo(one.ids());
+        assertThat(h.ids(chain(h, "PIN 4711"), 3)).isEqualTo(h.ids(one, 3));
     }
 
     @Test

@@ -1,7 +1,6 @@
 package dev.llmsidecar.trace;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.app.SidecarTelemetry;
@@ -26,6 +25,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -47,7 +47,9 @@ class TraceRecorderTest {
     static final LlmRoutes ROUTES = new LlmRoutes(new JsonFactory());
     static final LlmOperation CHAT = ROUTES.match("POST", "/v1/chat/completions");
     static final LlmOperation OLLAMA = ROUTES.match("POST", "/api/chat");
-    static final String SECRET = "test-secret-0123456789abcdef";
+    /** 32 bytes in hex, as {@code openssl rand -hex 32} makes them. */
+    static final String SECRET = "5f0c1d2e3a4b596877a6b5c4d3e2f1000123456789abcdef0fedcba987654321";
+    static final String OTHER_SECRET = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90";
 
     @TempDir
     Path dir;
@@ -179,7 +181,7 @@ class TraceRecorderTest {
         JsonObject r = records.get(0);
         assertThat(r.fieldNames()).containsExactly("timestamp", "input_length", "output_length", "hash_ids",
                 "session_id", "arrival_unix_ms", "model", "operation", "slo_class", "tenant", "outcome", "ttft_ms",
-                "tpot_ms", "e2e_ms", "input_length_source", "output_length_source");
+                "tpot_ms", "e2e_ms", "input_length_source", "output_length_source", "key_id");
         assertThat(r.getValue("timestamp")).isEqualTo(0);
         assertThat(r.getInteger("input_length")).isEqualTo(1300);
         assertThat(r.getInteger("output_length")).isEqualTo(4);
@@ -200,6 +202,9 @@ class TraceRecorderTest {
         assertThat(r.getDouble("e2e_ms")).isGreaterThanOrEqualTo(r.getDouble("ttft_ms"));
         assertThat(r.getString("input_length_source")).isEqualTo("usage");
         assertThat(r.getString("output_length_source")).isEqualTo("usage");
+        assertThat(r.getString("key_id")).isEqualTo(KeyId.of(TraceRecorder.decodeSecret(SECRET)))
+                .matches("[0-9a-f]{16}").isNotEqualTo(KeyId.of(TraceRecorder.decodeSecret(OTHER_SECRET)));
+        assertThat(SECRET).doesNotContain(r.getString("key_id"));
     }
 
     @Test
@@ -225,8 +230,17 @@ class TraceRecorderTest {
         t.close();
         List<JsonObject> r = records();
         assertThat(r).hasSize(4);
-        // block-bytes 64 is 512 tokens' worth: input 2560 tokens, 5 ids; the canonical prompt is 4 blocks long
-        assertThat(ids(r.get(1))).isEqualTo(ids(r.get(0))).hasSize(5);
+        // block-bytes 64 is 512 tokens' worth: input 2560 tokens, 5 ids; the full blocks of the canonical prompt share
+        // their ids, its last partial block gets a random one, and so does every id after it
+        int canonical = Canonical.of(new JsonFactory(), CHAT.path(), compact.getBytes(StandardCharsets.UTF_8),
+                compact.length()).length();
+        int full = canonical / 64;
+        assertThat(canonical % 64).as("the prompt ends in a partial block").isPositive();
+        assertThat(full).isBetween(3, 4);
+        assertThat(ids(r.get(1))).hasSize(5).startsWith(Arrays.copyOf(ids(r.get(0)), full));
+        for (int i = full; i < 5; i++) {
+            assertThat(ids(r.get(1))[i]).as("id %d", i).isNotEqualTo(ids(r.get(0))[i]);
+        }
         long[] other = ids(r.get(2));
         long[] first = ids(r.get(0));
         assertThat(other[0]).isEqualTo(first[0]);
@@ -242,7 +256,8 @@ class TraceRecorderTest {
 
     @Test
     void anotherSecretGivesOtherIdsAndOtherSessions() throws Exception {
-        String body = chatBody("same system", "same question");
+        // two full blocks of 2048 bytes and a partial one: input 700 tokens has 2 ids, of the full blocks
+        String body = chatBody("same system ".repeat(400), "same question");
         SidecarTelemetry one = telemetry(Map.of("sidecar.trace.session-header", "x-session-id"));
         request(one.traffic(), Map.of("x-session-id", "s1"), body, 700, 1);
         request(one.traffic(), Map.of("x-session-id", "s1"), body, 700, 1);
@@ -252,7 +267,7 @@ class TraceRecorderTest {
             Files.delete(p);
         }
         SidecarTelemetry two = telemetry(Map.of("sidecar.trace.session-header", "x-session-id",
-                "sidecar.trace.secret", "a-different-secret-of-enough-bytes"));
+                "sidecar.trace.secret", OTHER_SECRET));
         request(two.traffic(), Map.of("x-session-id", "s1"), body, 700, 1);
         two.close();
         List<JsonObject> second = records();
@@ -389,19 +404,264 @@ class TraceRecorderTest {
                 .isEqualTo(1);
     }
 
+    /**
+     * Settings the recorder refuses do not stop the proxy: it stays off, an error names the property (never the
+     * value), and its series say so, which the shipped alert LLMSidecarTraceNotWriting watches.
+     */
     @Test
-    void withoutASecretTheSidecarDoesNotStartAndTheMessageNamesThePropertyNeverAValue() {
-        Map<String, String> noSecret = new HashMap<>(Map.of("sidecar.trace.enabled", "true",
+    void withoutAGoodSecretTheRecorderStaysOffTheProxyServesAndTheMessageNamesThePropertyNeverAValue()
+            throws Exception {
+        Map<String, String> config = new HashMap<>(Map.of("sidecar.trace.enabled", "true",
                 "sidecar.trace.dir", dir.toString()));
-        assertThatThrownBy(() -> new SidecarTelemetry(new io.prometheus.metrics.model.registry.PrometheusRegistry(),
-                TestConfigs.sidecar("http://127.0.0.1:1", noSecret), System::nanoTime))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("sidecar.trace.secret");
-        noSecret.put("sidecar.trace.secret", "tooShort99");
-        assertThatThrownBy(() -> new SidecarTelemetry(new io.prometheus.metrics.model.registry.PrometheusRegistry(),
-                TestConfigs.sidecar("http://127.0.0.1:1", noSecret), System::nanoTime))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("sidecar.trace.secret")
-                .hasMessageNotContaining("tooShort99");
+        String passphrase = "correct horse battery staple!!"; // 30 characters: neither hex nor 32 bytes of base64
+        String shortHex = "0123456789abcdef0123456789abcdef"; // 16 bytes
+        for (String secret : new String[] {null, passphrase, shortHex}) {
+            if (secret != null) {
+                config.put("sidecar.trace.secret", secret);
+            }
+            io.prometheus.metrics.model.registry.PrometheusRegistry registry =
+                    new io.prometheus.metrics.model.registry.PrometheusRegistry();
+            try (dev.llmsidecar.support.CapturedLogs logs = new dev.llmsidecar.support.CapturedLogs(
+                    java.util.logging.Level.INFO)) {
+                SidecarTelemetry t = new SidecarTelemetry(registry, TestConfigs.sidecar("http://127.0.0.1:1", config),
+                        System::nanoTime);
+                started.add(t);
+                assertThat(t.trace()).isNull();
+                request(t.traffic(), Map.of(), chatBody("s", "q"), 10, 1); // the proxy's side goes on
+                assertThat(logs.atLeast(java.util.logging.Level.SEVERE)).as("secret %s", secret == null ? "unset"
+                        : "set").anySatisfy(e -> assertThat(e.text()).contains("sidecar.trace.secret"))
+                        .allSatisfy(e -> assertThat(e.text()).doesNotContain(passphrase).doesNotContain(shortHex));
+            }
+            assertThat(Scrape.has(registry, "llm_sidecar_trace_writing")).isTrue();
+            assertThat(Scrape.value(registry, "llm_sidecar_trace_writing")).isZero();
+            assertThat(Scrape.value(registry, "llm_sidecar_trace_write_failures", "reason", "configuration"))
+                    .isEqualTo(1);
+        }
         assertThat(dir.toFile().list()).isEmpty();
+        // base64 of 32 bytes is as good as hex
+        config.put("sidecar.trace.secret", java.util.Base64.getEncoder().encodeToString(
+                java.util.HexFormat.of().parseHex(SECRET)));
+        SidecarTelemetry t = new SidecarTelemetry(new io.prometheus.metrics.model.registry.PrometheusRegistry(),
+                TestConfigs.sidecar("http://127.0.0.1:1", config), System::nanoTime);
+        started.add(t);
+        assertThat(t.trace()).isNotNull();
+        request(t.traffic(), Map.of(), chatBody("s", "q"), 10, 1);
+        t.close();
+        assertThat(records()).singleElement().satisfies(r -> assertThat(r.getString("key_id"))
+                .isEqualTo(KeyId.of(TraceRecorder.decodeSecret(SECRET))));
+    }
+
+    /**
+     * A trace directory that cannot be created (its parent is a file) does not stop the proxy: every request is
+     * dropped and counted with its reason while it lasts, and once the directory can be made the recorder writes
+     * again on its own (its next attempt comes 1 s, 2 s, 4 s ... after the failures).
+     */
+    @Test
+    void aDirectoryThatCannotBeMadeDropsAndCountsEveryRecordUntilItCanThenRecordingResumes() throws Exception {
+        Path blocker = Files.writeString(dir.resolve("not-a-dir"), "a file where the trace directory's parent goes");
+        Path traces = blocker.resolve("traces");
+        SidecarTelemetry t = telemetry(Map.of("sidecar.trace.dir", traces.toString()));
+        assertThat(t.trace()).isNotNull();
+        for (int i = 0; i < 5; i++) {
+            request(t.traffic(), Map.of(), chatBody("s", "q" + i), 10, 1);
+        }
+        assertThat(t.trace().sync()).isTrue();
+        assertThat(Scrape.has(lastRegistry, "llm_sidecar_trace_writing")).isTrue();
+        assertThat(Scrape.value(lastRegistry, "llm_sidecar_trace_writing")).isZero();
+        assertThat(Scrape.value(lastRegistry, "llm_sidecar_trace_write_failures", "reason", "not_a_directory"))
+                .isGreaterThanOrEqualTo(1);
+        assertThat(Scrape.value(lastRegistry, "llm_sidecar_trace_records_dropped", "reason", "write_failed"))
+                .isEqualTo(5);
+        assertThat(Scrape.value(lastRegistry, "llm_sidecar_trace_records")).isZero();
+        Files.delete(blocker);
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
+        int sent = 5;
+        while (Scrape.value(lastRegistry, "llm_sidecar_trace_records") == 0 && System.nanoTime() < deadline) {
+            request(t.traffic(), Map.of(), chatBody("s", "q" + sent++), 10, 1);
+            assertThat(t.trace().sync()).isTrue();
+            Thread.sleep(200);
+        }
+        assertThat(Scrape.value(lastRegistry, "llm_sidecar_trace_writing")).isEqualTo(1);
+        double written = Scrape.value(lastRegistry, "llm_sidecar_trace_records");
+        double dropped = Scrape.value(lastRegistry, "llm_sidecar_trace_records_dropped", "reason", "write_failed");
+        assertThat(written + dropped).isEqualTo(sent);
+        t.close();
+        assertThat(TraceFiles.closed(traces).stream().mapToLong(p -> lines(p)).sum()).isEqualTo((long) written);
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(traces)))
+                .isEqualTo("rwx------");
+        for (Path p : TraceFiles.closed(traces)) {
+            assertThat(java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(p)))
+                    .isEqualTo("rw-------");
+        }
+    }
+
+    static long lines(Path p) {
+        try {
+            String text = Files.readString(p);
+            assertThat(text).as("a published file holds whole lines").endsWith("\n");
+            return text.lines().count();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * A full disk, for real: a 256 KiB tmpfs (mounted here as root; the test says so and is skipped elsewhere) fills
+     * while 3 000 requests end, and 100 more end after the recorder's next two tries. Every request is a line or a
+     * counted drop, no file is published empty or cut inside a line, and the recorder keeps trying without taking the
+     * proxy down.
+     */
+    @Test
+    void onAFullDiskLinesPlusDropsAreTheRequestsAndNoEmptyFileIsPublished() throws Exception {
+        Path mount = Files.createDirectories(dir.resolve("tmpfs"));
+        Process m = new ProcessBuilder("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mount.toString())
+                .redirectErrorStream(true).start();
+        boolean mounted = m.waitFor(10, java.util.concurrent.TimeUnit.SECONDS) && m.exitValue() == 0;
+        org.junit.jupiter.api.Assumptions.assumeTrue(mounted, "mounting a tmpfs needs root: "
+                + new String(m.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+        try {
+            Path traces = mount.resolve("pod-a");
+            SidecarTelemetry t = telemetry(Map.of("sidecar.trace.dir", traces.toString(),
+                    "sidecar.trace.max-file-bytes", "65536"));
+            int requests = 0;
+            for (int i = 0; i < 3000; i++) {
+                request(t.traffic(), Map.of(), chatBody("system prompt ".repeat(20), "question " + i), 5000, 10);
+                requests++;
+                if (i % 200 == 0) {
+                    assertThat(t.trace().sync()).isTrue();
+                }
+            }
+            // the recorder tries again after 1 s, then 2 s: each try opens a new file that cannot take a line
+            for (long waitMs : new long[] {1_200, 2_200}) {
+                Thread.sleep(waitMs);
+                for (int i = 0; i < 50; i++) {
+                    request(t.traffic(), Map.of(), chatBody("system prompt", "after " + i), 5000, 10);
+                    requests++;
+                }
+                assertThat(t.trace().sync()).isTrue();
+            }
+            assertThat(Scrape.value(lastRegistry, "llm_sidecar_trace_write_failures", "reason", "no_space"))
+                    .as("the first failure and two tries after it").isGreaterThanOrEqualTo(3);
+            t.close();
+            double written = Scrape.value(lastRegistry, "llm_sidecar_trace_records");
+            double dropped = 0;
+            for (TraceStats.Drop d : TraceStats.Drop.values()) {
+                dropped += Scrape.value(lastRegistry, "llm_sidecar_trace_records_dropped", "reason",
+                        d.name().toLowerCase(Locale.ROOT));
+            }
+            assertThat(written + dropped).as("lines %s + drops %s", written, dropped).isEqualTo(requests);
+            assertThat(dropped).as("the disk filled").isPositive();
+            assertThat(Scrape.value(lastRegistry, "llm_sidecar_trace_records_dropped", "reason", "late")).isZero();
+            assertThat(Scrape.value(lastRegistry, "llm_sidecar_trace_write_failures", "reason", "no_space"))
+                    .isPositive();
+            long lines = 0;
+            try (java.util.stream.Stream<Path> files = Files.list(traces)) {
+                for (Path p : files.toList()) {
+                    assertThat(p.getFileName().toString()).matches(TraceFiles.CLOSED_NAME.pattern());
+                    assertThat(Files.size(p)).as("published empty: %s", p).isPositive();
+                    lines += lines(p);
+                }
+            }
+            assertThat(lines).isEqualTo((long) written);
+        } finally {
+            new ProcessBuilder("umount", mount.toString()).start().waitFor(10, java.util.concurrent.TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * Symbolic links placed in the trace directory, to a file outside it: a link named as a closed file is never
+     * listed or opened, and one named as a file a crash left open is neither truncated nor moved.
+     */
+    @Test
+    void aSymbolicLinkInTheDirectoryIsNeverListedOpenedRecoveredOrTruncated() throws Exception {
+        Path outside = Files.writeString(Files.createTempFile("outside", ".jsonl"), "{\"outside\":1}\n{\"cut");
+        try {
+            Path traces = Files.createDirectories(dir.resolve("traces"));
+            Files.writeString(traces.resolve("trace-20260101T000000000Z-000001.jsonl"), "{}\n");
+            Files.createSymbolicLink(traces.resolve("trace-20260101T000000000Z-000002.jsonl"), outside);
+            Files.createSymbolicLink(traces.resolve("trace-20260101T000000000Z-000003.jsonl.open"), outside);
+            SidecarTelemetry t = telemetry(Map.of("sidecar.trace.dir", traces.toString()));
+            request(t.traffic(), Map.of(), chatBody("s", "q"), 10, 1);
+            t.close();
+            assertThat(Files.readString(outside)).isEqualTo("{\"outside\":1}\n{\"cut");
+            assertThat(Files.isSymbolicLink(traces.resolve("trace-20260101T000000000Z-000003.jsonl.open"))).isTrue();
+            assertThat(TraceFiles.closed(traces)).extracting(p -> p.getFileName().toString())
+                    .doesNotContain("trace-20260101T000000000Z-000002.jsonl")
+                    .contains("trace-20260101T000000000Z-000001.jsonl").hasSize(2);
+            assertThat(TraceFiles.openClosed(traces, "trace-20260101T000000000Z-000002.jsonl")).isEmpty();
+            assertThat(TraceFiles.closed(traces, "trace-20260101T000000000Z-000002.jsonl")).isEmpty();
+            try (var c = TraceFiles.openClosed(traces, "trace-20260101T000000000Z-000001.jsonl").orElseThrow()) {
+                assertThat(c.size()).isEqualTo(3);
+            }
+        } finally {
+            Files.deleteIfExists(outside);
+        }
+    }
+
+    /**
+     * Retention across the volume (sidecar.trace.shared-dir, as the chart lays it out: one directory per pod): a gone
+     * pod's directory (no open file, nothing newer than reclaim-after) is reclaimed and counted; a pod's that writes
+     * (an open file) or wrote lately is kept; and the oldest closed files across every directory go first once their
+     * bytes pass max-total-bytes.
+     */
+    @Test
+    void retentionCoversEveryPodsDirectoryAndReclaimsOnlyGonePods() throws Exception {
+        Path shared = Files.createDirectories(dir.resolve("volume"));
+        java.nio.file.attribute.FileTime longAgo = java.nio.file.attribute.FileTime.fromMillis(
+                System.currentTimeMillis() - java.util.concurrent.TimeUnit.HOURS.toMillis(5));
+        Path gone = Files.createDirectories(shared.resolve("pod-gone"));
+        Path goneFile = Files.writeString(gone.resolve("trace-20260101T000000000Z-000001.jsonl"), "{}\n");
+        Files.setLastModifiedTime(goneFile, longAgo);
+        Files.setLastModifiedTime(gone, longAgo);
+        Path fresh = Files.createDirectories(shared.resolve("pod-starting")); // made now, nothing written yet
+        Path live = Files.createDirectories(shared.resolve("pod-live"));
+        Path liveOld = Files.writeString(live.resolve("trace-20260101T010000000Z-000001.jsonl"), "x".repeat(999) + "\n");
+        Files.setLastModifiedTime(liveOld, longAgo);
+        Files.writeString(live.resolve("trace-20260101T020000000Z-000002.jsonl.open"), "");
+        Path recent = Files.createDirectories(shared.resolve("pod-recent"));
+        Path recentOld = Files.writeString(recent.resolve("trace-20260101T030000000Z-000001.jsonl"),
+                "y".repeat(999) + "\n");
+        Path recentNew = Files.writeString(recent.resolve("trace-20260102T000000000Z-000002.jsonl"),
+                "z".repeat(999) + "\n");
+        Path notOurs = Files.createDirectories(shared.resolve("lost+found"));
+        Files.writeString(notOurs.resolve("something"), "kept");
+        Files.setLastModifiedTime(notOurs.resolve("something"), longAgo);
+        Files.setLastModifiedTime(notOurs, longAgo);
+        Path own = shared.resolve("pod-a");
+        SidecarTelemetry t = telemetry(Map.of("sidecar.trace.dir", own.toString(), "sidecar.trace.shared-dir",
+                shared.toString(), "sidecar.trace.max-files", "3", "sidecar.trace.reclaim-after", "PT4H",
+                "sidecar.trace.max-total-bytes", "2500"));
+        request(t.traffic(), Map.of(), chatBody("s", "q"), 10, 1);
+        t.close();
+        assertThat(gone).doesNotExist();
+        assertThat(fresh).as("a pod that just made its directory").exists();
+        assertThat(Scrape.value(lastRegistry, "llm_sidecar_trace_directories_reclaimed")).isEqualTo(1);
+        assertThat(live.resolve("trace-20260101T020000000Z-000002.jsonl.open")).exists();
+        assertThat(notOurs.resolve("something")).as("a directory with other files is never emptied of them").exists();
+        // 3 x 1000 bytes and this pod's file: over 2500, so the oldest by name goes, whichever pod wrote it
+        assertThat(liveOld).doesNotExist();
+        assertThat(recentOld).exists();
+        assertThat(recentNew).exists();
+        assertThat(TraceFiles.closed(own)).hasSize(1);
+        assertThat(Scrape.value(lastRegistry, "llm_sidecar_trace_files_deleted")).isEqualTo(2); // gone's and liveOld
+        // a reclaim-after no longer than max-files x max-file-age would take a quiet live pod's directory: refused
+        assertThat(telemetry(Map.of("sidecar.trace.dir", own.toString(), "sidecar.trace.shared-dir",
+                shared.toString(), "sidecar.trace.max-files", "3", "sidecar.trace.reclaim-after", "PT3H")).trace())
+                .isNull();
+    }
+
+    /** Through the recorder: a prompt shorter than one block gets other ids in each record (docs/capacity-guide.md). */
+    @Test
+    void aPromptShorterThanOneBlockGetsDifferentIdsInTwoRecords() throws Exception {
+        SidecarTelemetry t = telemetry(Map.of());
+        String pin = chatBody("You check PINs.", "My PIN is 4711");
+        request(t.traffic(), Map.of(), pin, 30, 1);
+        request(t.traffic(), Map.of(), pin, 30, 1);
+        t.close();
+        List<JsonObject> r = records();
+        assertThat(r).hasSize(2);
+        assertThat(ids(r.get(0))).hasSize(1);
+        assertThat(ids(r.get(1))[0]).isNotEqualTo(ids(r.get(0))[0]);
     }
 
     @Test

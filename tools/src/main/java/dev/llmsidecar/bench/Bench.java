@@ -90,7 +90,7 @@ public final class Bench {
     }
 
     /** The trace recorder's key for target sidecar-trace (a benchmark's: any 16 bytes or more do). */
-    static final String TRACE_SECRET = "bench-trace-recorder-key-0123456789";
+    static final String TRACE_SECRET = "b3e1c5a7d9f2b4e6a8c0d1f3e5b7a9c2d4f6e8b0a1c3d5f7e9b2a4c6d8f0e1a3";
 
     /** The concurrency levels of a run, and the rounds of a full one. */
     static final int[] LEVELS = {1, 100, 1000, 2000};

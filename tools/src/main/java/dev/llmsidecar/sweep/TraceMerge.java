@@ -19,7 +19,9 @@ import java.util.Locale;
  * absolute arrival time: every record of every file sorted by {@code arrival_unix_ms} (ties: file order, then line
  * order), {@code timestamp} rewritten as milliseconds from the merged file's first arrival, every other field kept as
  * it is. Blank and {@code #} lines are dropped. A line without a whole-number {@code arrival_unix_ms} fails the merge
- * with its file and line number. The files are held in memory as text (about their size on disk).
+ * with its file and line number. Records made under different keys ({@code key_id}; none before 2026-11-29) have ids
+ * that never match, so the merge refuses them unless {@code --allow-mixed-keys}. The files are held in memory as text
+ * (about their size on disk).
  */
 public final class TraceMerge {
 
@@ -36,6 +38,7 @@ public final class TraceMerge {
 
     static int run(String[] args, PrintStream out, PrintStream err) {
         Path output = null;
+        boolean allowMixedKeys = false;
         List<Path> inputs = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -45,8 +48,11 @@ public final class TraceMerge {
                             arrival_unix_ms into one; timestamp becomes milliseconds from the merged start, every
                             other field is kept. docs/capacity-guide.md.
 
-                            Usage: bin/trace-merge [-o OUT.jsonl] FILE.jsonl [FILE.jsonl ...]
-                              -o, --out FILE   where to write (default: standard output)
+                            Usage: bin/trace-merge [-o OUT.jsonl] [--allow-mixed-keys] FILE.jsonl [FILE.jsonl ...]
+                              -o, --out FILE       where to write (default: standard output)
+                              --allow-mixed-keys   merge records of different keys (key_id): their hash ids and
+                                                   sessions never match across keys, so prefix sharing between them
+                                                   is lost; refused without it
                             """);
                     return 0;
                 }
@@ -57,6 +63,7 @@ public final class TraceMerge {
                     }
                     output = Path.of(args[++i]);
                 }
+                case "--allow-mixed-keys" -> allowMixedKeys = true;
                 default -> {
                     if (args[i].startsWith("-") && args[i].length() > 1) {
                         err.println("trace-merge: unknown option " + args[i] + " (bin/trace-merge --help)");
@@ -72,6 +79,18 @@ public final class TraceMerge {
         }
         try {
             List<Line> lines = read(inputs);
+            java.util.Map<String, String> keys = keys(lines, inputs);
+            if (keys.size() > 1) {
+                String which = String.join(", ", keys.entrySet().stream().map(e -> e.getKey() + " (first in "
+                        + e.getValue() + ")").toList());
+                if (!allowMixedKeys) {
+                    err.println("trace-merge: the files were recorded under " + keys.size() + " different keys: "
+                            + which + "; their ids never match across keys. Merge each key's files apart, or give "
+                            + "--allow-mixed-keys to merge anyway");
+                    return 1;
+                }
+                err.println("trace-merge: merging records of " + keys.size() + " keys (--allow-mixed-keys): " + which);
+            }
             long base = lines.isEmpty() ? 0 : lines.get(0).arrival();
             try (Writer w = output == null
                     ? new BufferedWriter(new OutputStreamWriter(out, StandardCharsets.UTF_8))
@@ -92,6 +111,16 @@ public final class TraceMerge {
             err.println("trace-merge: " + e.getMessage());
             return 1;
         }
+    }
+
+    /** The key ids of the records ("none" for records without one), each with the first file it appears in. */
+    static java.util.Map<String, String> keys(List<Line> lines, List<Path> inputs) {
+        java.util.Map<String, String> keys = new java.util.TreeMap<>();
+        for (Line l : lines) {
+            Object id = new JsonObject(l.text()).getValue("key_id");
+            keys.putIfAbsent(id instanceof String s ? s : "none", inputs.get(l.file()).toString());
+        }
+        return keys;
     }
 
     /** Every record line of every file, sorted by arrival. */

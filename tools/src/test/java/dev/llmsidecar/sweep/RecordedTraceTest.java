@@ -43,7 +43,8 @@ class RecordedTraceTest {
         EngineBehaviour engine = EngineBehaviour.defaults().withTiming(Duration.ofMillis(2), Duration.ofMillis(1))
                 .withOutputTokens(5);
         try (ProxyFixture f = new ProxyFixture(engine, Map.of("sidecar.trace.enabled", "true",
-                "sidecar.trace.dir", dir.toString(), "sidecar.trace.secret", "recorded-trace-test-secret",
+                "sidecar.trace.dir", dir.toString(),
+                "sidecar.trace.secret", "3c1e5a7b9d2f4e6a8c0b1d3f5e7a9c2b4d6f8e0a1c3e5b7d9f1a3c5e7b9d1f3a",
                 "sidecar.trace.session-header", "x-session", "sidecar.trace.max-file-bytes", "3000",
                 "sidecar.trace.block-bytes", "512"))) {
             for (int i = 0; i < requests; i++) {

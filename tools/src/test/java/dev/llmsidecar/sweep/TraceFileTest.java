@@ -141,6 +141,40 @@ class TraceFileTest {
                 new PrintStream(err))).isEqualTo(2);
     }
 
+    /** Records of two keys have ids that never match: the merge refuses them unless told to merge anyway. */
+    @Test
+    void filesOfDifferentKeysAreMergedOnlyWhenAskedTo(@TempDir Path dir) throws Exception {
+        Path a = Files.writeString(dir.resolve("a.jsonl"), "{\"timestamp\":0,\"arrival_unix_ms\":1000,"
+                + "\"input_length\":7,\"output_length\":3,\"hash_ids\":[1],\"key_id\":\"00aa00aa00aa00aa\"}\n");
+        Path b = Files.writeString(dir.resolve("b.jsonl"), "{\"timestamp\":0,\"arrival_unix_ms\":1500,"
+                + "\"input_length\":7,\"output_length\":3,\"hash_ids\":[1],\"key_id\":\"11bb11bb11bb11bb\"}\n");
+        Path same = Files.writeString(dir.resolve("c.jsonl"), "{\"timestamp\":0,\"arrival_unix_ms\":2000,"
+                + "\"input_length\":7,\"output_length\":3,\"hash_ids\":[1],\"key_id\":\"00aa00aa00aa00aa\"}\n");
+        Path out = dir.resolve("merged.jsonl");
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream errs = new PrintStream(err, true, StandardCharsets.UTF_8);
+        assertThat(TraceMerge.run(new String[] {"-o", out.toString(), a.toString(), b.toString()},
+                new PrintStream(new ByteArrayOutputStream()), errs)).isEqualTo(1);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("2 different keys", "00aa00aa00aa00aa",
+                "11bb11bb11bb11bb", "--allow-mixed-keys");
+        assertThat(out).doesNotExist();
+        assertThat(TraceMerge.run(new String[] {"-o", out.toString(), a.toString(), same.toString()},
+                new PrintStream(new ByteArrayOutputStream()), errs)).isZero();
+        assertThat(Files.readAllLines(out)).hasSize(2);
+        err.reset();
+        assertThat(TraceMerge.run(new String[] {"-o", out.toString(), "--allow-mixed-keys", a.toString(),
+                b.toString()}, new PrintStream(new ByteArrayOutputStream()), errs)).isZero();
+        assertThat(Files.readAllLines(out)).hasSize(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("merging records of 2 keys");
+        // records from before key ids count as a key of their own ("none")
+        Path old = Files.writeString(dir.resolve("old.jsonl"), "{\"timestamp\":0,\"arrival_unix_ms\":500,"
+                + "\"input_length\":7,\"output_length\":3,\"hash_ids\":[1]}\n");
+        err.reset();
+        assertThat(TraceMerge.run(new String[] {"-o", out.toString(), old.toString(), a.toString()},
+                new PrintStream(new ByteArrayOutputStream()), errs)).isEqualTo(1);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("none (first in " + old + ")");
+    }
+
     /** Records every {@code gapMs} ms, timestamps 0, gap, 2 gap ... */
     static List<TraceRecord> evenly(int n, long gapMs) {
         List<TraceRecord> r = new ArrayList<>();

@@ -1,7 +1,6 @@
 package dev.llmsidecar.sweep;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.llmsidecar.sim.EngineBehaviour;
 import dev.llmsidecar.sim.SimulatedEngine;
@@ -51,7 +50,10 @@ import org.junit.jupiter.api.Test;
  */
 class TraceRecordReplayIT {
 
-    static final String SECRET = "trace-record-replay-it-secret-0123";
+    /** 32 bytes in hex, as {@code openssl rand -hex 32} makes them. */
+    static final String SECRET = "7e3b9c1d5a2f48e6b0c4d8a2f6e1b3c5d7a9e2f4b6c8d0e1f3a5b7c9d1e3f5a7";
+    /** The bearer token of /q/traces, in the file {@link #tokenFile} names. */
+    static final String TOKEN = "it-token-" + java.util.UUID.randomUUID();
     /** Five-letter English words, each one token of the llama SPM vocabulary (checked with /tokenize below). */
     static final List<String> WORDS = List.of(("about after again where which there their other would could water "
             + "think these those every first found great house large later light might never often place right "
@@ -76,6 +78,31 @@ class TraceRecordReplayIT {
     static HttpResponse<String> get(String url) throws Exception {
         return HTTP.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(10)).build(),
                 HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** The value of the exposition line that starts with {@code series} and a space; -1 when there is none. */
+    static double value(String metrics, String series) {
+        for (String line : metrics.split("\n")) {
+            if (line.startsWith(series + " ")) {
+                return Double.parseDouble(line.substring(series.length() + 1).trim().split(" ")[0]);
+            }
+        }
+        return -1;
+    }
+
+    /** GET with {@code Authorization: Bearer token}. */
+    static HttpResponse<String> get(String url, String token) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(URI.create(url)).header("authorization", "Bearer " + token)
+                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** The token file of a run's trace directory {@code dir} (beside it, not in it). */
+    static Path tokenFile(Path dir) throws Exception {
+        Path f = dir.resolveSibling(dir.getFileName() + ".token");
+        if (!Files.exists(f)) {
+            Files.writeString(f, TOKEN + "\n");
+        }
+        return f;
     }
 
     /** llama-server's prompt token counters: [processed, taken from the prefix cache]. */
@@ -139,7 +166,7 @@ class TraceRecordReplayIT {
 
     static Processes.Sidecar tracingSidecar(int enginePort, Path dir, Map<String, String> more) throws Exception {
         Map<String, String> props = new HashMap<>(Map.of("sidecar.trace.enabled", "true",
-                "sidecar.trace.dir", dir.toString()));
+                "sidecar.trace.dir", dir.toString(), "sidecar.trace.token-file", tokenFile(dir).toString()));
         props.putAll(more);
         return Processes.Sidecar.launch(Processes.required("sidecar.jar"))
                 .upstream("http://127.0.0.1:" + enginePort).env("SIDECAR_ENGINE_SCRAPE_INTERVAL", "PT0.5S")
@@ -149,11 +176,11 @@ class TraceRecordReplayIT {
     /** Downloads every closed file /q/traces lists into {@code into}; returns them. */
     static List<Path> fetch(Processes.Sidecar sidecar, Path into) throws Exception {
         String base = "http://127.0.0.1:" + sidecar.managementPort + "/q/traces";
-        JsonArray files = new JsonObject(get(base).body()).getJsonArray("files");
+        JsonArray files = new JsonObject(get(base, TOKEN).body()).getJsonArray("files");
         List<Path> out = new ArrayList<>();
         for (int i = 0; i < files.size(); i++) {
             String name = files.getJsonObject(i).getString("name");
-            HttpResponse<String> r = get(base + "/" + name);
+            HttpResponse<String> r = get(base + "/" + name, TOKEN);
             assertThat(r.statusCode()).isEqualTo(200);
             assertThat(r.body().length()).isEqualTo(files.getJsonObject(i).getLong("bytes").intValue());
             out.add(Files.writeString(into.resolve(name), r.body()));
@@ -365,17 +392,17 @@ class TraceRecordReplayIT {
                 List<String> names = new ArrayList<>();
                 List<String> text = List.of();
                 for (int attempt = 0; attempt < 5 && (names.isEmpty() || !text.equals(names)); attempt++) {
-                    JsonArray listed = new JsonObject(get(base).body()).getJsonArray("files");
+                    JsonArray listed = new JsonObject(get(base, TOKEN).body()).getJsonArray("files");
                     names = new ArrayList<>();
                     for (int i = 0; i < listed.size(); i++) {
                         names.add(listed.getJsonObject(i).getString("name"));
                     }
-                    text = List.of(get(base + "?format=text").body().split("\n"));
+                    text = List.of(get(base + "?format=text", TOKEN).body().split("\n"));
                 }
                 assertThat(names.size()).isGreaterThanOrEqualTo(2);
                 assertThat(names).allMatch(n -> TraceFiles.CLOSED_NAME.matcher(n).matches());
                 assertThat(text).containsExactlyElementsOf(names);
-                HttpResponse<String> one = get(base + "/" + names.get(0));
+                HttpResponse<String> one = get(base + "/" + names.get(0), TOKEN);
                 assertThat(one.statusCode()).isEqualTo(200);
                 assertThat(one.headers().firstValue("content-type")).hasValue("application/jsonl");
                 assertThat(one.body()).isEqualTo(Files.readString(dir.resolve(names.get(0))));
@@ -404,14 +431,16 @@ class TraceRecordReplayIT {
                 for (String bad : List.of(open, "..%2Foutside.jsonl", "%2e%2e%2foutside.jsonl",
                         "..%2F..%2F..%2F..%2Fetc%2Fpasswd", names.get(0) + "%2F..%2F..%2Foutside.jsonl",
                         "trace-20990101T000000000Z-000001.jsonl")) {
-                    HttpResponse<String> r = get(base + "/" + bad);
+                    HttpResponse<String> r = get(base + "/" + bad, TOKEN);
                     assertThat(r.statusCode()).as(bad).isEqualTo(404);
                     assertThat(r.body()).doesNotContain("secret stuff");
                 }
                 HttpResponse<String> dotted = HTTP.send(HttpRequest.newBuilder(URI.create(base + "/../../outside.jsonl"))
-                        .build(), HttpResponse.BodyHandlers.ofString());
+                        .header("authorization", "Bearer " + TOKEN).build(), HttpResponse.BodyHandlers.ofString());
                 assertThat(dotted.body()).doesNotContain("secret stuff");
-                assertThat(sidecar.running.lines).noneMatch(l -> l.contains(SECRET));
+                theTokenGuardsTheFiles(base, names.get(0), tokenFile(dir));
+                aLinkIsNeverListedOrServed(base, dir, names.get(0));
+                assertThat(sidecar.running.lines).noneMatch(l -> l.contains(SECRET) || l.contains(TOKEN));
             }
             // stopped: every file is closed
             try (Stream<Path> files = Files.list(dir)) {
@@ -423,17 +452,190 @@ class TraceRecordReplayIT {
         }
     }
 
+    /**
+     * 401 without the token, with a wrong one, and with the right one in a query parameter; 200 with it in the header.
+     * A new token written to the file is honoured within a second or two, the old one refused, without a restart.
+     */
+    static void theTokenGuardsTheFiles(String base, String name, Path tokenFile) throws Exception {
+        for (String url : List.of(base, base + "?format=text", base + "/" + name)) {
+            HttpResponse<String> none = get(url);
+            assertThat(none.statusCode()).as(url).isEqualTo(401);
+            assertThat(none.headers().firstValue("www-authenticate")).hasValueSatisfying(v -> assertThat(v)
+                    .startsWith("Bearer"));
+            assertThat(none.body()).doesNotContain("trace-");
+            assertThat(get(url, TOKEN + "x").statusCode()).as(url).isEqualTo(401);
+            assertThat(get(url, TOKEN.substring(0, TOKEN.length() - 1)).statusCode()).as(url).isEqualTo(401);
+            String sep = url.contains("?") ? "&" : "?";
+            for (String param : List.of("access_token", "token", "bearer")) {
+                assertThat(get(url + sep + param + "=" + TOKEN).statusCode()).as(url + " ?" + param).isEqualTo(401);
+            }
+            assertThat(get(url, TOKEN).statusCode()).as(url).isEqualTo(200);
+        }
+        String rotated = "it-rotated-" + java.util.UUID.randomUUID();
+        Files.writeString(tokenFile, rotated + "\n");
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (get(base, rotated).statusCode() != 200 && System.nanoTime() < deadline) {
+                Thread.sleep(100);
+            }
+            assertThat(get(base, rotated).statusCode()).as("the rotated token").isEqualTo(200);
+            assertThat(get(base, TOKEN).statusCode()).as("the old token after rotation").isEqualTo(401);
+        } finally {
+            Files.writeString(tokenFile, TOKEN + "\n");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (get(base, TOKEN).statusCode() != 200 && System.nanoTime() < deadline) {
+                Thread.sleep(100);
+            }
+        }
+    }
+
+    /**
+     * A symbolic link in the directory, named as a closed file, to a file outside: never listed, never served. And a
+     * file replaced by a link while it is being downloaded: the download goes on with the file that was opened,
+     * nothing of the link's target is sent.
+     */
+    static void aLinkIsNeverListedOrServed(String base, Path dir, String closedName) throws Exception {
+        Path outside = Files.writeString(dir.getParent().resolve("outside-linked.jsonl"), "linked secret stuff\n");
+        String linkName = "trace-20991231T235959000Z-999998.jsonl";
+        Files.createSymbolicLink(dir.resolve(linkName), outside);
+        try {
+            assertThat(get(base, TOKEN).body()).doesNotContain(linkName);
+            assertThat(get(base + "?format=text", TOKEN).body()).doesNotContain(linkName);
+            HttpResponse<String> r = get(base + "/" + linkName, TOKEN);
+            assertThat(r.statusCode()).isEqualTo(404);
+            assertThat(r.body()).doesNotContain("linked secret stuff");
+        } finally {
+            Files.delete(dir.resolve(linkName));
+        }
+        // a closed file of 8 MiB (whole lines) that becomes a link while the client is reading it
+        String bigName = "trace-20991231T235959000Z-999999.jsonl";
+        StringBuilder lines = new StringBuilder();
+        for (int i = 0; lines.length() < 8 * 1024 * 1024; i++) {
+            lines.append("{\"timestamp\":").append(i).append(",\"input_length\":1,\"output_length\":1}\n");
+        }
+        byte[] original = lines.toString().getBytes(StandardCharsets.UTF_8);
+        Path big = Files.write(dir.resolve(bigName), original);
+        try {
+            HttpResponse<java.io.InputStream> download = HTTP.send(HttpRequest.newBuilder(URI.create(base + "/"
+                    + bigName)).header("authorization", "Bearer " + TOKEN).build(),
+                    HttpResponse.BodyHandlers.ofInputStream());
+            assertThat(download.statusCode()).isEqualTo(200);
+            try (java.io.InputStream in = download.body()) {
+                byte[] first = in.readNBytes(64 * 1024);
+                Files.delete(big);
+                Files.createSymbolicLink(big, outside);
+                byte[] rest = in.readAllBytes();
+                byte[] all = new byte[first.length + rest.length];
+                System.arraycopy(first, 0, all, 0, first.length);
+                System.arraycopy(rest, 0, all, first.length, rest.length);
+                assertThat(all).as("the file opened, whole, and nothing of the link's target").isEqualTo(original);
+            }
+            assertThat(get(base + "/" + bigName, TOKEN).statusCode()).isEqualTo(404);
+        } finally {
+            Files.deleteIfExists(big);
+            Files.deleteIfExists(outside);
+        }
+    }
+
+    /**
+     * A stream still open when the grace after SIGTERM runs out is cut, and its record is written before the recorder
+     * closes (issue 42: the telemetry used to close before the proxy cut the last streams, which left no record).
+     */
     @Test
-    void withoutASecretTheSidecarDoesNotStart() throws Exception {
+    void aStreamCutAtShutdownIsRecorded() throws Exception {
+        Path dir = out("cut-at-shutdown");
+        Vertx vertx = Vertx.vertx();
+        try {
+            // 1 000 tokens 200 ms apart: the stream outlives the 1 s grace by minutes
+            SimulatedEngine engine = new SimulatedEngine(vertx, EngineBehaviour.defaults()
+                    .withTiming(Duration.ofMillis(5), Duration.ofMillis(200)).withOutputTokens(1_000));
+            int port = engine.start("127.0.0.1", 0).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            CompletableFuture<HttpResponse<java.io.InputStream>> stream;
+            try (Processes.Sidecar sidecar = tracingSidecar(port, dir, Map.of("quarkus.shutdown.timeout", "1s"))) {
+                sidecar.awaitReady(Duration.ofSeconds(30));
+                HttpResponse<String> done = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                        + sidecar.proxyPort + "/v1/chat/completions")).header("content-type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"sim-llama-8b\",\"max_tokens\":2,"
+                                + "\"messages\":[{\"role\":\"user\",\"content\":\"a\"}]}")).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                assertThat(done.statusCode()).isEqualTo(200);
+                stream = HTTP.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + sidecar.proxyPort
+                        + "/v1/chat/completions")).header("content-type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"sim-llama-8b\",\"stream\":true,"
+                                + "\"messages\":[{\"role\":\"user\",\"content\":\"b\"}]}")).build(),
+                        HttpResponse.BodyHandlers.ofInputStream());
+                HttpResponse<java.io.InputStream> open = stream.get(10, TimeUnit.SECONDS);
+                assertThat(open.statusCode()).isEqualTo(200);
+                assertThat(open.body().readNBytes(64)).hasSize(64); // tokens are flowing
+            } // SIGTERM: the grace (1 s) runs out, the stream is cut, then the telemetry closes
+            List<JsonObject> records = records(TraceFiles.closed(dir));
+            assertThat(records).as("the finished request and the stream cut at shutdown").hasSize(2);
+            assertThat(records).extracting(r -> r.getString("outcome")).containsExactly("ok", "client_cancelled");
+            assertThat(records.get(1).getDouble("ttft_ms")).isPositive();
+        } finally {
+            vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * Nothing about the recorder stops the proxy: without a secret, with one it refuses, and with a trace directory
+     * that cannot be created (its parent is a file), the packaged sidecar starts and serves, the log names the
+     * property (never the value), and the series say why nothing is written.
+     */
+    @Test
+    void withoutASecretOrWithAnUnusableDirectoryTheSidecarServesAndSaysWhy() throws Exception {
         Path dir = out("refused");
-        assertThatThrownBy(() -> Processes.Sidecar.launch(Processes.required("sidecar.jar"))
-                .upstream("http://127.0.0.1:9").properties(Map.of("sidecar.trace.enabled", "true",
-                        "sidecar.trace.dir", dir.toString())).start())
-                .hasMessageContaining("sidecar.trace.secret");
-        String shortSecret = "only-15-bytes!!";
-        assertThatThrownBy(() -> Processes.Sidecar.launch(Processes.required("sidecar.jar"))
-                .upstream("http://127.0.0.1:9").env("SIDECAR_TRACE_SECRET", shortSecret)
-                .properties(Map.of("sidecar.trace.enabled", "true", "sidecar.trace.dir", dir.toString())).start())
-                .hasMessageContaining("sidecar.trace.secret").hasMessageNotContaining(shortSecret);
+        Vertx vertx = Vertx.vertx();
+        try {
+            SimulatedEngine engine = new SimulatedEngine(vertx, EngineBehaviour.defaults()
+                    .withTiming(Duration.ofMillis(2), Duration.ofMillis(1)).withOutputTokens(4));
+            int port = engine.start("127.0.0.1", 0).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            String passphrase = "only-a-passphrase-of-32-chars!!!";
+            Path blocker = Files.writeString(dir.resolve("a-file"), "where the trace directory's parent goes");
+            record Case(Map<String, String> env, String dir, String reason) {
+            }
+            for (Case c : List.of(new Case(Map.of(), dir.resolve("no-secret").toString(), "configuration"),
+                    new Case(Map.of("SIDECAR_TRACE_SECRET", passphrase), dir.resolve("weak").toString(),
+                            "configuration"),
+                    new Case(Map.of("SIDECAR_TRACE_SECRET", SECRET), blocker.resolve("traces").toString(),
+                            "not_a_directory"))) {
+                try (Processes.Sidecar sidecar = Processes.Sidecar.launch(Processes.required("sidecar.jar"))
+                        .upstream("http://127.0.0.1:" + port).env(c.env()).properties(Map.of("sidecar.trace.enabled",
+                                "true", "sidecar.trace.dir", c.dir(), "sidecar.trace.token-file",
+                                tokenFile(dir).toString())).start()) {
+                    sidecar.awaitReady(Duration.ofSeconds(30));
+                    for (int i = 0; i < 3; i++) {
+                        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                                + sidecar.proxyPort + "/v1/chat/completions")).header("content-type",
+                                "application/json").POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"sim-llama-8b"
+                                        + "\",\"messages\":[{\"role\":\"user\",\"content\":\"q\"}]}")).build(),
+                                HttpResponse.BodyHandlers.ofString());
+                        assertThat(r.statusCode()).as(c.reason()).isEqualTo(200);
+                    }
+                    String failures = "llm_sidecar_trace_write_failures_total{reason=\"" + c.reason() + "\"}";
+                    String dropped = "llm_sidecar_trace_records_dropped_total{reason=\"write_failed\"}";
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                    String metrics = sidecar.metrics();
+                    while ((value(metrics, failures) < 1 || c.reason().equals("not_a_directory")
+                            && value(metrics, dropped) < 3) && System.nanoTime() < deadline) {
+                        Thread.sleep(100);
+                        metrics = sidecar.metrics();
+                    }
+                    assertThat(value(metrics, "llm_sidecar_trace_writing")).as(c.reason()).isZero();
+                    assertThat(value(metrics, failures)).as(c.reason()).isGreaterThanOrEqualTo(1);
+                    if (c.reason().equals("configuration")) {
+                        assertThat(sidecar.running.lines).anyMatch(l -> l.contains("sidecar.trace.secret"))
+                                .noneMatch(l -> l.contains(passphrase));
+                        assertThat(get("http://127.0.0.1:" + sidecar.managementPort + "/q/traces", TOKEN)
+                                .statusCode()).isEqualTo(404);
+                    } else {
+                        assertThat(value(metrics, dropped)).isEqualTo(3);
+                        assertThat(value(metrics, "llm_sidecar_trace_records_total")).isZero();
+                    }
+                }
+            }
+        } finally {
+            vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        }
     }
 }
