@@ -34,6 +34,17 @@ class ClientTimeoutsTest {
             .getBytes(StandardCharsets.UTF_8);
     static final String STREAM = "{\"model\":\"m\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
 
+    /** An engine that streams events for as long as it may write (bounded: 30 s, 200 MB). */
+    static RawUpstream endlessStream() throws IOException {
+        return new RawUpstream((r, s, out) -> {
+            RawUpstream.writeHead(out, "text/event-stream");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            for (int i = 0; i < 1_000_000 && System.nanoTime() < deadline; i++) {
+                RawUpstream.writeChunk(out, EVENT);
+            }
+        });
+    }
+
     static Socket connect(int port) throws IOException {
         Socket s = new Socket(InetAddress.getLoopbackAddress(), port);
         s.setSoTimeout(10_000);
@@ -134,13 +145,7 @@ class ClientTimeoutsTest {
      */
     @Test
     void aClientThatStopsReadingIsCutAfterTheSendTimeoutAndTheEngineReleased() throws Exception {
-        try (RawUpstream upstream = new RawUpstream((r, s, out) -> {
-            RawUpstream.writeHead(out, "text/event-stream");
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            for (int i = 0; i < 1_000_000 && System.nanoTime() < deadline; i++) { // bounded: 30 s, 200 MB
-                RawUpstream.writeChunk(out, EVENT);
-            }
-        });
+        try (RawUpstream upstream = endlessStream();
                 ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(), SHORT, upstream.url());
                 Socket client = connect(f.proxyPort)) {
             OutputStream out = client.getOutputStream();
@@ -181,13 +186,7 @@ class ClientTimeoutsTest {
      */
     @Test
     void aClientThatStopsReadingIsShownPausedNeverStalledAndEndsAsTheClients() throws Exception {
-        try (RawUpstream upstream = new RawUpstream((r, s, out) -> {
-            RawUpstream.writeHead(out, "text/event-stream");
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            for (int i = 0; i < 1_000_000 && System.nanoTime() < deadline; i++) { // bounded: 30 s, 200 MB
-                RawUpstream.writeChunk(out, EVENT);
-            }
-        });
+        try (RawUpstream upstream = endlessStream();
                 ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(), Map.of(
                         "sidecar.stall.threshold", "PT0.5S", "sidecar.limits.send-timeout", "PT30S"), upstream.url());
                 Socket client = connect(f.proxyPort)) {

@@ -90,17 +90,31 @@ class TraceRecordReplayIT {
         return -1;
     }
 
+    /** A simulated engine on {@code vertx}, on an ephemeral port of 127.0.0.1: its port. */
+    static int simulatedEngine(Vertx vertx, EngineBehaviour behaviour) throws Exception {
+        return new SimulatedEngine(vertx, behaviour).start("127.0.0.1", 0).toCompletionStage().toCompletableFuture()
+                .get(10, TimeUnit.SECONDS);
+    }
+
+    /** POSTs a chat request for the simulated engine's model, asking {@code q}, through the sidecar's proxy port. */
+    static HttpResponse<String> chat(Processes.Sidecar sidecar, String q) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + sidecar.proxyPort
+                + "/v1/chat/completions")).header("content-type", "application/json").POST(
+                HttpRequest.BodyPublishers.ofString("{\"model\":\"sim-llama-8b\",\"messages\":[{\"role\":\"user\","
+                        + "\"content\":\"" + q + "\"}]}")).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
     /** GET with {@code Authorization: Bearer token}. */
     static HttpResponse<String> get(String url, String token) throws Exception {
         return HTTP.send(HttpRequest.newBuilder(URI.create(url)).header("authorization", "Bearer " + token)
                 .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
     }
 
-    /** The token file of a run's trace directory {@code dir} (beside it, not in it). */
+    /** The token file of a run's trace directory {@code dir} (beside it, not in it), holding this run's token. */
     static Path tokenFile(Path dir) throws Exception {
         Path f = dir.resolveSibling(dir.getFileName() + ".token");
-        if (!Files.exists(f)) {
-            Files.writeString(f, TOKEN + "\n");
+        if (!Files.exists(f) || !Files.readString(f).strip().equals(TOKEN)) {
+            Files.writeString(f, TOKEN + "\n"); // a file left by an earlier run holds that run's token
         }
         return f;
     }
@@ -368,9 +382,8 @@ class TraceRecordReplayIT {
         Path dir = out("served");
         Vertx vertx = Vertx.vertx();
         try {
-            SimulatedEngine engine = new SimulatedEngine(vertx, EngineBehaviour.defaults()
+            int port = simulatedEngine(vertx, EngineBehaviour.defaults()
                     .withTiming(Duration.ofMillis(2), Duration.ofMillis(1)).withOutputTokens(4));
-            int port = engine.start("127.0.0.1", 0).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
             try (Processes.Sidecar sidecar = tracingSidecar(port, dir, Map.of("sidecar.trace.max-file-bytes", "1500",
                     "sidecar.trace.session-header", "x-session"))) {
                 sidecar.awaitReady(Duration.ofSeconds(30));
@@ -416,11 +429,7 @@ class TraceRecordReplayIT {
                     }
                     if (open == null) {
                         if (attempt == 0) {
-                            assertThat(HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-                                    + sidecar.proxyPort + "/v1/chat/completions")).header("content-type",
-                                    "application/json").POST(HttpRequest.BodyPublishers.ofString(
-                                    "{\"model\":\"sim-llama-8b\",\"messages\":[{\"role\":\"user\",\"content\":\"q\"}]}"))
-                                    .build(), HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+                            assertThat(chat(sidecar, "q").statusCode()).isEqualTo(200);
                         }
                         Thread.sleep(100);
                     }
@@ -547,9 +556,8 @@ class TraceRecordReplayIT {
         Vertx vertx = Vertx.vertx();
         try {
             // 1 000 tokens 200 ms apart: the stream outlives the 1 s grace by minutes
-            SimulatedEngine engine = new SimulatedEngine(vertx, EngineBehaviour.defaults()
+            int port = simulatedEngine(vertx, EngineBehaviour.defaults()
                     .withTiming(Duration.ofMillis(5), Duration.ofMillis(200)).withOutputTokens(1_000));
-            int port = engine.start("127.0.0.1", 0).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
             CompletableFuture<HttpResponse<java.io.InputStream>> stream;
             try (Processes.Sidecar sidecar = tracingSidecar(port, dir, Map.of("quarkus.shutdown.timeout", "1s"))) {
                 sidecar.awaitReady(Duration.ofSeconds(30));
@@ -587,9 +595,8 @@ class TraceRecordReplayIT {
         Path dir = out("refused");
         Vertx vertx = Vertx.vertx();
         try {
-            SimulatedEngine engine = new SimulatedEngine(vertx, EngineBehaviour.defaults()
+            int port = simulatedEngine(vertx, EngineBehaviour.defaults()
                     .withTiming(Duration.ofMillis(2), Duration.ofMillis(1)).withOutputTokens(4));
-            int port = engine.start("127.0.0.1", 0).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
             String passphrase = "only-a-passphrase-of-32-chars!!!";
             Path blocker = Files.writeString(dir.resolve("a-file"), "where the trace directory's parent goes");
             record Case(Map<String, String> env, String dir, String reason) {
@@ -605,12 +612,7 @@ class TraceRecordReplayIT {
                                 tokenFile(dir).toString())).start()) {
                     sidecar.awaitReady(Duration.ofSeconds(30));
                     for (int i = 0; i < 3; i++) {
-                        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-                                + sidecar.proxyPort + "/v1/chat/completions")).header("content-type",
-                                "application/json").POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"sim-llama-8b"
-                                        + "\",\"messages\":[{\"role\":\"user\",\"content\":\"q\"}]}")).build(),
-                                HttpResponse.BodyHandlers.ofString());
-                        assertThat(r.statusCode()).as(c.reason()).isEqualTo(200);
+                        assertThat(chat(sidecar, "q").statusCode()).as(c.reason()).isEqualTo(200);
                     }
                     String failures = "llm_sidecar_trace_write_failures_total{reason=\"" + c.reason() + "\"}";
                     String dropped = "llm_sidecar_trace_records_dropped_total{reason=\"write_failed\"}";
