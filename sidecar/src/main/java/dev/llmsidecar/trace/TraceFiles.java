@@ -193,7 +193,6 @@ public final class TraceFiles {
      * open file and nothing newer than {@code reclaimAfterMillis}, is reclaimed.
      */
     record Retention(Path shared, long maxTotalBytes, long reclaimAfterMillis) {
-        static final Retention NONE = new Retention(null, 0, Long.MAX_VALUE);
     }
 
     private final Path dir;
@@ -738,18 +737,14 @@ public final class TraceFiles {
      * not followed either), never anything but a regular file. The caller closes the channel.
      */
     public static Optional<FileChannel> openClosed(Path dir, String name) {
-        if (name == null || !CLOSED_NAME.matcher(name).matches()) {
-            return Optional.empty();
-        }
-        Path p = dir.resolve(name);
-        if (!p.getParent().equals(dir) || regularFileSize(p) < 0) {
-            return Optional.empty(); // not a regular file: a FIFO would block the open
-        }
-        try {
-            return Optional.of(FileChannel.open(p, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS));
-        } catch (IOException e) {
-            return Optional.empty();
-        }
+        // checked first as a regular file: a FIFO would block the open
+        return closed(dir, name).flatMap(p -> {
+            try {
+                return Optional.of(FileChannel.open(p, StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS));
+            } catch (IOException e) {
+                return Optional.empty();
+            }
+        });
     }
 
     /** The closed file named {@code name} in {@code dir}: only a closed file's exact name, never a path or a link. */
