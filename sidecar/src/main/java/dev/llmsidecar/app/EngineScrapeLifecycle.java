@@ -39,7 +39,7 @@ public class EngineScrapeLifecycle {
         if (engine.modelDiscovery()) {
             ModelLabels labels = telemetry.telemetry().metrics().models();
             models = new ServedModels(vertx, recorders, engine.modelsUrl().orElseGet(() -> under(upstream, "/v1/models")),
-                    engine.modelsInterval(), engine.scrapeTimeout(), labels::serving);
+                    engine.modelsInterval(), engine.scrapeTimeout(), labels::listed);
             models.start();
         }
         if (engine.scrapeEnabled()) {

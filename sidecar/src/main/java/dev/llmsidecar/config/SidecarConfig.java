@@ -231,7 +231,10 @@ public interface SidecarConfig {
         /** Explicit bounds for token-count histograms, instead of the preset's. */
         Optional<List<Double>> tokenBuckets();
 
-        /** Distinct model label values kept; later unknown models are reported as model="other". */
+        /**
+         * Model names that earn a label value of their own once the engine answered a request naming them with 2xx;
+         * later names, and any name before its first 2xx, are model="other" (pinned and listed names need no slot).
+         */
         @WithDefault("50")
         int maxModels();
 

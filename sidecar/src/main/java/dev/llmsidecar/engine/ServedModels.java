@@ -32,16 +32,16 @@ public final class ServedModels {
     static final int MAX_LISTED = 16;
 
     private final ScrapeLoop loop;
-    private final Consumer<String> serving;
+    private final Consumer<List<String>> listed;
     private volatile List<String> names = List.of();
 
     /**
-     * @param serving told the one served model's name whenever the answer changes it, or null when the engine does
-     *     not say or serves several; called on the loop's context
+     * @param listed told the names of the engine's answer whenever it changes them (empty when it names none); called
+     *     on the loop's context
      */
     public ServedModels(Vertx vertx, Recorders recorders, URI url, Duration interval, Duration timeout,
-            Consumer<String> serving) {
-        this.serving = Objects.requireNonNull(serving, "serving");
+            Consumer<List<String>> listed) {
+        this.listed = Objects.requireNonNull(listed, "listed");
         this.loop = new ScrapeLoop(vertx, recorders, new ScrapeLoop.Target("engine models", url, interval, timeout,
                 MAX_BODY_BYTES, "application/json", Contract.ENGINE_MODEL_PROBES), this::read, () -> { });
     }
@@ -64,7 +64,7 @@ public final class ServedModels {
         List<String> now = found == null ? List.of() : found;
         if (!now.equals(names)) {
             names = now;
-            serving.accept(now.size() == 1 ? now.get(0) : null);
+            listed.accept(now);
         }
         return found == null ? Outcome.UNPARSEABLE : Outcome.OK;
     }

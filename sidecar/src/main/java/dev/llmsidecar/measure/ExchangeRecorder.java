@@ -147,6 +147,7 @@ final class ExchangeRecorder implements ExchangeObserver {
         startTimeline(streamRequested);
         if (status / 100 == 2) {
             reporter.tenants().admit(tenantName); // the engine accepted it: a tenant of its own from now on
+            metrics.models().admit(modelName); // and a model of its own
         }
         var result = timeline.finish(nanos, outcome, status);
         // the request's span is current while its results are recorded: histogram exemplars point to it

@@ -152,7 +152,7 @@ class SidecarApplicationTest {
     void ttftBucketsCarryTheTraceIdOfTheRequestAsOpenMetricsExemplar() throws Exception {
         // the test profile turns OpenTelemetry on without exporting; the client's trace continues in the sidecar
         String trace = "4bf92f3577b34da6a3ce929d0e0e4736";
-        String body = "{\"model\":\"exemplar-model\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+        String body = "{\"model\":\"sim-llama-8b\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
         HttpResponse<String> streamed = http.send(HttpRequest.newBuilder(URI.create(proxy + "v1/chat/completions"))
                 .header("content-type", "application/json").header("traceparent", "00-" + trace + "-00f067aa0ba902b7-01")
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
@@ -165,7 +165,7 @@ class SidecarApplicationTest {
         // buckets only: Prometheus < 2.43 rejects a scrape with an exemplar on a _count line
         assertThat(openMetrics.lines().filter(l -> l.contains("_count{") && l.contains(" # {"))).isEmpty();
         assertThat(openMetrics.lines().filter(l -> l.startsWith("gen_ai_server_time_to_first_token_seconds_bucket{")
-                && l.contains("model=\"exemplar-model\"") && l.contains("# {span_id=\"")
+                && l.contains("model=\"sim-llama-8b\"") && l.contains("# {span_id=\"")
                 && l.contains("trace_id=\"" + trace + "\"}"))).as(openMetrics).isNotEmpty();
     }
 

@@ -29,11 +29,14 @@ class ModelDiscoveryTest {
     private record Discovering(ProxyFixture f, ServedModels models) implements AutoCloseable {
 
         static Discovering start(Map<String, String> config, String path) {
-            ProxyFixture f = new ProxyFixture(ENGINE, config);
+            // nothing pinned: what has a label of its own here is what the engine listed or answered
+            var unpinned = new java.util.HashMap<>(config);
+            unpinned.putIfAbsent("sidecar.metrics.pinned-models", "");
+            ProxyFixture f = new ProxyFixture(ENGINE, unpinned);
             ModelLabels labels = f.telemetry.metrics().models();
             ServedModels models = new ServedModels(f.vertx, f.telemetry.recorders(),
                     URI.create("http://127.0.0.1:" + f.enginePort + path), INTERVAL, Duration.ofSeconds(3),
-                    labels::serving);
+                    labels::listed);
             ProxyFixture.await(models.start());
             return new Discovering(f, models);
         }
@@ -52,6 +55,10 @@ class ModelDiscoveryTest {
 
         void post(String path, String body) {
             assertThat(f.post(f.proxyPort, path, body, Map.of()).status()).isEqualTo(200);
+        }
+
+        void rejected(String path, String body) {
+            assertThat(f.post(f.proxyPort, path, body, Map.of("x-sim-status", "404")).status()).isEqualTo(404);
         }
 
         @Override
@@ -91,7 +98,7 @@ class ModelDiscoveryTest {
 
     @Test
     void aModelTheClientNamesIsKept() {
-        try (Discovering d = Discovering.start(Map.of(), "/v1/models")) {
+        try (Discovering d = Discovering.start(ProxyFixture.pinned("m-named"), "/v1/models")) {
             d.eventuallyServing("sim-llama-8b");
             d.post("/v1/chat/completions", "{\"model\":\"m-named\",\"stream\":true,\"max_tokens\":4,"
                     + "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
@@ -148,13 +155,43 @@ class ModelDiscoveryTest {
             for (String model : List.of("flood-1", "flood-2", "flood-3", "flood-4")) {
                 d.post("/v1/completions", "{\"model\":\"" + model + "\",\"prompt\":\"hi\",\"max_tokens\":4}");
             }
+            // each first answer ends as other and takes a slot while there is one: flood-1 and flood-2 did
+            d.post("/v1/completions", "{\"model\":\"flood-1\",\"prompt\":\"hi\",\"max_tokens\":4}");
+            d.post("/v1/completions", "{\"model\":\"flood-3\",\"prompt\":\"hi\",\"max_tokens\":4}");
             d.post("/generate", TGI_STREAM);
             d.post("/v1/completions", "{\"model\":\"sim-llama-8b\",\"prompt\":\"hi\",\"max_tokens\":4}");
             Scrape s = d.f().settledScrape();
             assertThat(s.samples("llm_sidecar_requests_total").stream().map(x -> x.labels().get("model")).distinct()
-                    .sorted()).containsExactly("flood-1", "flood-2", "other", "sim-llama-8b");
-            assertThat(d.requests("other", "text_completion", false)).isEqualTo(2.0);
+                    .sorted()).containsExactly("flood-1", "other", "sim-llama-8b");
+            assertThat(d.requests("other", "text_completion", false)).isEqualTo(5.0);
+            assertThat(d.requests("flood-1", "text_completion", false)).isEqualTo(1.0);
             assertThat(d.requests("sim-llama-8b", "text_completion", false)).isEqualTo(2.0);
+        }
+    }
+
+    /**
+     * Issue 42: 50 model names the engine rejected took every slot, and a real model was then exported as other. A
+     * slot is taken only by a name the engine listed or answered with 2xx: 60 rejected names leave them all free.
+     */
+    @Test
+    void rejectedModelNamesLeaveTheSlotsFreeForARealOne() {
+        try (Discovering d = Discovering.start(Map.of("sidecar.metrics.max-models", "50"), "/v1/models")) {
+            d.eventuallyServing("sim-llama-8b");
+            for (int i = 0; i < 60; i++) {
+                d.rejected("/v1/completions", "{\"model\":\"typo-" + i + "\",\"prompt\":\"hi\",\"max_tokens\":4}");
+            }
+            d.post("/v1/completions", "{\"model\":\"sim-llama-8b\",\"prompt\":\"hi\",\"max_tokens\":4}");
+            d.post("/v1/completions", "{\"model\":\"real-model\",\"prompt\":\"hi\",\"max_tokens\":4}");
+            d.post("/v1/completions", "{\"model\":\"real-model\",\"prompt\":\"hi\",\"max_tokens\":4}");
+            Scrape s = d.f().settledScrape();
+            assertThat(s.samples("llm_sidecar_requests_total").stream().map(x -> x.labels().get("model")).distinct()
+                    .sorted()).containsExactly("other", "real-model", "sim-llama-8b");
+            assertThat(s.sum("llm_sidecar_requests_total", "model", "other", "outcome", "upstream_error"))
+                    .isEqualTo(60.0);
+            assertThat(d.requests("sim-llama-8b", "text_completion", false)).as("listed: its own from the first")
+                    .isEqualTo(1.0);
+            assertThat(d.requests("real-model", "text_completion", false)).as("its own from its second request")
+                    .isEqualTo(1.0);
         }
     }
 }

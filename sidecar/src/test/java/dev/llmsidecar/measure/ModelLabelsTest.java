@@ -12,20 +12,39 @@ import org.junit.jupiter.api.Test;
 class ModelLabelsTest {
 
     @Test
-    void keepsPinnedAndFirstNModelsThenFoldsIntoOther() {
+    void pinnedListedAndAdmittedNamesKeepTheirLabelAnyOtherIsOther() {
         ModelLabels labels = new ModelLabels(2, List.of("llama-70b"));
+        assertThat(labels.label("a")).as("not answered yet: no slot").isEqualTo("other");
+        labels.admit("a");
+        labels.admit("b");
+        labels.admit("c"); // past the cap
         assertThat(labels.label("a")).isEqualTo("a");
         assertThat(labels.label("b")).isEqualTo("b");
         assertThat(labels.label("c")).isEqualTo("other");
-        assertThat(labels.label("a")).isEqualTo("a");
         assertThat(labels.label("llama-70b")).isEqualTo("llama-70b");
         assertThat(labels.label(null)).isEqualTo("unknown");
+        labels.admit("x".repeat(500));
         assertThat(labels.label("x".repeat(500))).isEqualTo("other");
+    }
+
+    /**
+     * Names the engine rejects never take a slot (issue 42: 50 of them took every slot and a real model then counted
+     * as other): a slot is taken only by an answered name, so 60 rejected names leave every slot for a real one.
+     */
+    @Test
+    void namesTheEngineRejectedLeaveTheSlotsFree() {
+        ModelLabels labels = new ModelLabels(50, List.of());
+        for (int i = 0; i < 60; i++) {
+            assertThat(labels.label("typo-" + i)).isEqualTo("other"); // answered 404: never admitted
+        }
+        labels.admit("real-model");
+        assertThat(labels.label("real-model")).isEqualTo("real-model");
     }
 
     @Test
     void concurrentFloodNeverAdmitsMoreThanTheCap() {
         ModelLabels labels = new ModelLabels(50, List.of());
+        IntStream.range(0, 100_000).parallel().forEach(i -> labels.admit("model-" + i));
         Set<String> seen = ConcurrentHashMap.newKeySet();
         IntStream.range(0, 100_000).parallel().forEach(i -> seen.add(labels.label("model-" + i)));
         Set<String> distinct = new HashSet<>(seen);
@@ -34,33 +53,35 @@ class ModelLabelsTest {
     }
 
     @Test
-    void theServedModelIsPinnedInEffect() {
+    void theEnginesListedModelsHaveLabelsOfTheirOwnAndTheOneServedNamesRequestsThatNameNone() {
         ModelLabels labels = new ModelLabels(2, List.of());
-        labels.serving("served-8b");
+        labels.listed(List.of("served-8b"));
         assertThat(labels.serving()).isEqualTo("served-8b");
-        assertThat(labels.label("a")).isEqualTo("a");
-        assertThat(labels.label("b")).isEqualTo("b");
+        assertThat(labels.label("served-8b")).isEqualTo("served-8b");
+        labels.admit("a");
+        labels.admit("b");
+        labels.admit("c");
         assertThat(labels.label("c")).isEqualTo("other");
         assertThat(labels.label("served-8b")).as("past the cap, without a slot of its own").isEqualTo("served-8b");
-
-        labels.serving(null);
+        labels.listed(List.of("base-8b", "lora-sql"));
+        assertThat(labels.serving()).as("several: none is the served one").isNull();
+        assertThat(labels.label("lora-sql")).isEqualTo("lora-sql");
+        labels.listed(List.of());
         assertThat(labels.serving()).isNull();
-        assertThat(labels.label("served-8b")).as("served before: kept").isEqualTo("served-8b");
+        assertThat(labels.label("served-8b")).as("listed before: kept").isEqualTo("served-8b");
     }
 
     @Test
-    void servedNamesAreBoundedToo() {
+    void listedNamesAreBoundedToo() {
         ModelLabels labels = new ModelLabels(2, List.of());
-        for (int i = 0; i < 20; i++) {
-            labels.serving("swap-" + i);
+        for (int i = 0; i < 40; i++) {
+            labels.listed(List.of("swap-" + i));
         }
-        assertThat(labels.serving()).isEqualTo("swap-19");
-        for (int i = 0; i < ModelLabels.MAX_SERVED; i++) {
+        assertThat(labels.serving()).isEqualTo("swap-39");
+        for (int i = 0; i < ModelLabels.MAX_LISTED; i++) {
             assertThat(labels.label("swap-" + i)).isEqualTo("swap-" + i);
         }
-        // later served names are ordinary names: the cap's two slots, then other
-        assertThat(labels.label("swap-8")).isEqualTo("swap-8");
-        assertThat(labels.label("swap-9")).isEqualTo("swap-9");
-        assertThat(labels.label("swap-19")).isEqualTo("other");
+        assertThat(labels.label("swap-39")).as("past the listed bound: an ordinary name, not answered yet")
+                .isEqualTo("other");
     }
 }

@@ -10,6 +10,7 @@ import dev.llmsidecar.observe.ProxyEvent;
 import dev.llmsidecar.observe.RequestHead;
 import dev.llmsidecar.observe.TrafficObserver;
 import dev.llmsidecar.support.Scrape;
+import dev.llmsidecar.support.ProxyFixture;
 import dev.llmsidecar.support.TestConfigs;
 import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.wire.LlmOperation;
@@ -34,7 +35,8 @@ class TrafficRecorderTest {
     final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
 
     TrafficObserver traffic(Map<String, String> config) {
-        return new SidecarTelemetry(registry.getPrometheusRegistry(), TestConfigs.sidecar("http://127.0.0.1:1", config), System::nanoTime)
+        return new SidecarTelemetry(registry.getPrometheusRegistry(), TestConfigs.sidecar("http://127.0.0.1:1",
+                ProxyFixture.pinned(config, "m1")), System::nanoTime)
                 .traffic();
     }
 
@@ -106,6 +108,35 @@ class TrafficRecorderTest {
         assertThat(s.sum("llm_sidecar_chunk_write_delay_seconds_sum")).isCloseTo(0.008, within(1e-9));
         assertThat(s.sum("llm_sidecar_requests_in_flight")).isZero();
         assertThat(s.sum("llm_sidecar_requests_waiting_first_token")).isZero();
+    }
+
+    /**
+     * Issue 42: a model name takes a label slot only once the engine answered a request naming it with 2xx (as a tenant
+     * does), so names the engine rejects cannot take the slots of real models.
+     */
+    @Test
+    void aModelNameTakesALabelOnlyOnceTheEngineAnsweredIt() {
+        TrafficObserver traffic = traffic(Map.of("sidecar.metrics.max-models", "1"));
+        for (int i = 0; i < 5; i++) {
+            answered(traffic, "typo-" + i, 404);
+        }
+        answered(traffic, "real", 200); // its first answer ends as other: the slot is taken when it ends
+        answered(traffic, "real", 200);
+        answered(traffic, "later", 200); // the one slot is taken
+        answered(traffic, "later", 200);
+        Scrape s = scrape();
+        assertThat(s.sum("llm_sidecar_requests_total", "model", "other")).isEqualTo(8);
+        assertThat(s.sum("llm_sidecar_requests_total", "model", "real")).isEqualTo(1);
+        assertThat(s.has("llm_sidecar_requests_total", "model", "later")).isFalse();
+        assertThat(s.has("llm_sidecar_requests_total", "model", "typo-0")).isFalse();
+    }
+
+    static void answered(TrafficObserver traffic, String model, int status) {
+        ExchangeObserver x = traffic.exchangeStarted(new Head(Map.of()), CHAT, 0);
+        x.requestInspected(model, false, null);
+        x.requestSent();
+        x.responseStarted(status, false, 5 * MS);
+        x.ended(status == 200 ? Outcome.OK : Outcome.UPSTREAM_ERROR, status, 30 * MS);
     }
 
     @Test

@@ -138,7 +138,7 @@ class MetricsContractParityTest {
             health.start();
             dev.llmsidecar.engine.ServedModels served = new dev.llmsidecar.engine.ServedModels(vertx, recorders,
                     URI.create("http://127.0.0.1:" + port + "/v1/models"), Duration.ofMillis(100),
-                    Duration.ofSeconds(1), metrics.models()::serving);
+                    Duration.ofSeconds(1), metrics.models()::listed);
             served.start();
 
             // ---- GPUs: a scrape of a DCGM exporter (its own server), one GPU of pod "p"; waits until it is up ----

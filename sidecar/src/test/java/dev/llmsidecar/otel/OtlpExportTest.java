@@ -154,7 +154,7 @@ class OtlpExportTest {
 
     @Test
     void genAiMetricsAndSpansOverHttpProtobuf() {
-        try (ProxyFixture f = new ProxyFixture(ENGINE, SLO, null, otel("http/protobuf"))) {
+        try (ProxyFixture f = new ProxyFixture(ENGINE, ProxyFixture.pinned(SLO, MODEL), null, otel("http/protobuf"))) {
             warmUp(f);
             send(f, 3, Map.of());
             send(f, 1, Map.of("traceparent", "00-" + CLIENT_TRACE + "-" + CLIENT_SPAN + "-01"));
@@ -292,7 +292,7 @@ class OtlpExportTest {
      */
     @Test
     void grpcTransportExponentialHistogramsAndDeltaTemporality() {
-        try (ProxyFixture f = new ProxyFixture(ENGINE, Map.of("sidecar.metrics.otlp-histograms", "exponential"), null,
+        try (ProxyFixture f = new ProxyFixture(ENGINE, ProxyFixture.pinned(Map.of("sidecar.metrics.otlp-histograms", "exponential"), MODEL), null,
                 otel("grpc", "otel.exporter.otlp.metrics.temporality.preference", "delta"))) {
             warmUp(f);
             long before = exponentialCount();
@@ -337,7 +337,7 @@ class OtlpExportTest {
 
     @Test
     void anthropicMessagesAreAttributedToTheAnthropicProvider() {
-        try (ProxyFixture f = new ProxyFixture(ENGINE, Map.of(), null, otel("http/protobuf"))) {
+        try (ProxyFixture f = new ProxyFixture(ENGINE, ProxyFixture.pinned("m-claude"), null, otel("http/protobuf"))) {
             ProxyFixture.Received r = f.post(f.proxyPort, "/v1/messages", "{\"model\":\"m-claude\",\"max_tokens\":6,"
                     + "\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", Map.of());
             assertThat(r.status()).isEqualTo(200);
@@ -364,7 +364,7 @@ class OtlpExportTest {
             Map<String, String> settings = optIn
                     ? otel("http/protobuf", "otel.semconv-stability.opt-in", "http,gen_ai_latest_experimental")
                     : otel("http/protobuf");
-            try (ProxyFixture f = new ProxyFixture(ENGINE, Map.of("sidecar.otel.semconv", "v1.36"), null, settings)) {
+            try (ProxyFixture f = new ProxyFixture(ENGINE, ProxyFixture.pinned(Map.of("sidecar.otel.semconv", "v1.36"), model), null, settings)) {
                 ProxyFixture.await(f.send(f.proxyPort, HttpMethod.POST, "/v1/chat/completions",
                         Buffer.buffer(BODY.replace(MODEL, model)), Map.of()));
                 await("the span and TTFT", () -> receiver.spans().stream().anyMatch(sp -> model.equals(

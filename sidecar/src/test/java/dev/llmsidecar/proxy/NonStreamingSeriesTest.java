@@ -25,8 +25,8 @@ class NonStreamingSeriesTest {
 
     @Test
     void nonStreamingRequestsStayOutOfTheFirstTokenSeriesAndWindows() {
-        try (ProxyFixture f = new ProxyFixture(SCHEDULE, Map.of(
-                "sidecar.slo.objectives.interactive.ttft", "PT0.25S"))) {
+        try (ProxyFixture f = new ProxyFixture(SCHEDULE, ProxyFixture.pinned(Map.of(
+                "sidecar.slo.objectives.interactive.ttft", "PT0.25S"), "m-ollama", "warm"))) {
             // warm-up under other model names: class loading and JIT are not what is measured
             f.post(f.proxyPort, "/api/chat", "{\"model\":\"warm\",\"stream\":false," + MESSAGES + "}", Map.of());
             f.post(f.proxyPort, "/api/chat", "{\"model\":\"warm\"," + MESSAGES + "}", Map.of());

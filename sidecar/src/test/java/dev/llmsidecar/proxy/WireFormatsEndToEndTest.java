@@ -34,6 +34,10 @@ class WireFormatsEndToEndTest {
      * @param reasoning the format carries reasoning, so 2 of the 6 tokens are sent as reasoning
      * @param engineTtft the format reports the engine's own first-token time (llama.cpp prompt_ms, Ollama durations)
      */
+    /** The names these requests send, pinned: a name takes a label slot once the engine answered or listed it. */
+    static final Map<String, String> NAMED = ProxyFixture.pinned("m-chat", "m-resp", "m-claude", "m-ollama", "m-embed",
+            "m-bad");
+
     record Case(String name, String path, String body, String model, String operation, boolean stream,
             boolean reasoning, boolean engineTtft) {
         @Override
@@ -72,7 +76,7 @@ class WireFormatsEndToEndTest {
     /** Class loading and JIT of every format's path are not what the schedule checks measure. */
     @BeforeAll
     static void warmUp() {
-        try (ProxyFixture f = new ProxyFixture(SCHEDULE, Map.of())) {
+        try (ProxyFixture f = new ProxyFixture(SCHEDULE, NAMED)) {
             for (int round = 0; round < 2; round++) {
                 cases().forEach(c -> assertThat(f.post(f.proxyPort, c.path(), c.body(),
                         Map.of("x-sim-reasoning-tokens", "2")).status()).isEqualTo(200));
@@ -83,7 +87,7 @@ class WireFormatsEndToEndTest {
     @ParameterizedTest
     @MethodSource("cases")
     void bytesAndMetricsMatchTheSchedule(Case c) {
-        try (ProxyFixture f = new ProxyFixture(SCHEDULE, Map.of())) {
+        try (ProxyFixture f = new ProxyFixture(SCHEDULE, NAMED)) {
             f.engine.recordResponses(true);
             Received r = f.post(f.proxyPort, c.path(), c.body(), Map.of("x-request-id", "e2e",
                     "x-sim-reasoning-tokens", "2"));
@@ -157,7 +161,7 @@ class WireFormatsEndToEndTest {
 
     @org.junit.jupiter.api.Test
     void embeddingsAreTimedAsNonStreamingWithInputTokensOnly() {
-        try (ProxyFixture f = new ProxyFixture(SCHEDULE, Map.of())) {
+        try (ProxyFixture f = new ProxyFixture(SCHEDULE, NAMED)) {
             f.engine.recordResponses(true);
             Received r = f.post(f.proxyPort, "/v1/embeddings",
                     "{\"model\":\"m-embed\",\"input\":\"The food was delicious and the waiter...\"}", Map.of());
@@ -192,7 +196,7 @@ class WireFormatsEndToEndTest {
                         req.response().write(body.substring(0, 70));
                         stubVertx.setTimer(20, t -> req.response().end(body.substring(70)));
                     })).listen(0, "127.0.0.1"));
-            try (ProxyFixture f = new ProxyFixture(SCHEDULE, Map.of(), "http://127.0.0.1:" + stub.actualPort())) {
+            try (ProxyFixture f = new ProxyFixture(SCHEDULE, NAMED, "http://127.0.0.1:" + stub.actualPort())) {
                 Received r = f.post(f.proxyPort, "/v1/messages", "{\"model\":\"m-bad\",\"stream\":true}", Map.of());
                 assertThat(r.status()).isEqualTo(200);
                 assertThat(r.body().getBytes()).isEqualTo(body.getBytes(java.nio.charset.StandardCharsets.UTF_8));

@@ -62,7 +62,7 @@ class ClientProtocolsTest {
 
     @Test
     void anHttp10ClientGetsAStreamCloseDelimitedAndAWholeAnswerWithItsLength() throws Exception {
-        try (ProxyFixture f = new ProxyFixture(ENGINE, Map.of())) {
+        try (ProxyFixture f = new ProxyFixture(ENGINE, ProxyFixture.pinned("m"))) {
             f.engine.recordResponses(true);
             String stream = http10(f.proxyPort, STREAM);
             assertThat(stream).startsWith("HTTP/1.0 200");
@@ -84,7 +84,7 @@ class ClientProtocolsTest {
 
     @Test
     void h2cByPriorKnowledgeStreamsTheEnginesBytes() throws Exception {
-        try (ProxyFixture f = new ProxyFixture(ENGINE, Map.of())) {
+        try (ProxyFixture f = new ProxyFixture(ENGINE, ProxyFixture.pinned("m"))) {
             f.engine.recordResponses(true);
             Vertx vertx = f.vertx;
             HttpClient h2 = vertx.createHttpClient(new HttpClientOptions().setProtocolVersion(HttpVersion.HTTP_2)
@@ -111,7 +111,7 @@ class ClientProtocolsTest {
 
     @Test
     void h2cByUpgradeStreamsTheEnginesBytes() throws Exception {
-        try (ProxyFixture f = new ProxyFixture(ENGINE, Map.of())) {
+        try (ProxyFixture f = new ProxyFixture(ENGINE, ProxyFixture.pinned("m"))) {
             f.engine.recordResponses(true);
             java.net.http.HttpClient jdk = java.net.http.HttpClient.newBuilder()
                     .version(java.net.http.HttpClient.Version.HTTP_2).build();

@@ -101,7 +101,7 @@ class SlowClientAndBodiesTest {
             out.write(answer);
             out.flush();
         });
-                ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(), Map.of(), raw.url())) {
+                ProxyFixture f = new ProxyFixture(EngineBehaviour.defaults(), ProxyFixture.pinned("big-model"), raw.url())) {
             char[] text = new char[10 * 1024 * 1024];
             Random random = new Random(5);
             for (int i = 0; i < text.length; i++) {

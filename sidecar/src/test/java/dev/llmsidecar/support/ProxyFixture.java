@@ -81,7 +81,7 @@ public final class ProxyFixture implements AutoCloseable {
         engine = new SimulatedEngine(vertx, behaviour);
         enginePort = await(engine.start("127.0.0.1", 0));
         SidecarConfig sidecar = TestConfigs.sidecar(
-                upstreamOverride != null ? upstreamOverride : "http://127.0.0.1:" + enginePort, config);
+                upstreamOverride != null ? upstreamOverride : "http://127.0.0.1:" + enginePort, pinningTheEngine(behaviour, config));
         telemetry = new SidecarTelemetry(registry.getPrometheusRegistry(), sidecar, System::nanoTime,
                 otelSettings == null ? OtelPipeline.disabled() : OtelPipeline.create(otelSettings, registry.getPrometheusRegistry(),
                         OtelPipeline.Histograms.of(sidecar.metrics().otlpHistograms(),
@@ -175,6 +175,29 @@ public final class ProxyFixture implements AutoCloseable {
     /** The proxy under test (graceful-shutdown drain, in-flight count). */
     public ProxyServer proxy() {
         return proxy;
+    }
+
+    /** The pinned-models setting that keeps every name a test sends as its own label (comma-separated). */
+    public static Map<String, String> pinned(String... models) {
+        return Map.of(PINNED_MODELS, String.join(",", models));
+    }
+
+    /** {@code config} with {@link #pinned} names added to it. */
+    public static Map<String, String> pinned(Map<String, String> config, String... models) {
+        var all = new java.util.HashMap<>(config);
+        all.putAll(pinned(models));
+        return all;
+    }
+
+    private static final String PINNED_MODELS = "sidecar.metrics.pinned-models";
+
+    /**
+     * A model name takes a label slot only once the engine answered it with 2xx or listed it (issue 42); the
+     * application's discovery lists the engine's model, which this fixture does not run. The operator's equivalent
+     * is pinning it: the simulated engine's model is pinned unless the test pins names itself.
+     */
+    private static Map<String, String> pinningTheEngine(EngineBehaviour behaviour, Map<String, String> config) {
+        return config.containsKey(PINNED_MODELS) ? config : pinned(config, behaviour.model());
     }
 
     public static <T> T await(Future<T> future) {

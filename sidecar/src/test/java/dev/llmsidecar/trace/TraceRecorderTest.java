@@ -60,7 +60,8 @@ class TraceRecorderTest {
 
     SidecarTelemetry telemetry(Map<String, String> more) {
         Map<String, String> config = new HashMap<>(Map.of("sidecar.trace.enabled", "true",
-                "sidecar.trace.dir", dir.toString(), "sidecar.trace.secret", SECRET));
+                "sidecar.trace.dir", dir.toString(), "sidecar.trace.secret", SECRET,
+                "sidecar.metrics.pinned-models", "m1")); // the name these requests send, a label of its own
         config.putAll(more);
         lastRegistry = new io.prometheus.metrics.model.registry.PrometheusRegistry();
         SidecarTelemetry t = new SidecarTelemetry(lastRegistry, TestConfigs.sidecar("http://127.0.0.1:1", config),
