@@ -92,7 +92,15 @@ public class TraceFilesRoute {
                     return access;
                 }
                 Optional<FileChannel> file = TraceFiles.openClosed(recorder.dir(), name);
-                return file.isPresent() ? new Open(file.get(), file.get().size()) : Optional.empty();
+                if (file.isEmpty()) {
+                    return Optional.empty();
+                }
+                try {
+                    return new Open(file.get(), file.get().size());
+                } catch (IOException | RuntimeException e) {
+                    closeQuietly(file.get()); // not handed on: nothing else would close it
+                    throw e;
+                }
             }, false).onComplete(ar -> {
                 if (ar.failed()) {
                     notFound(rc, "that trace file is gone (deleted beyond sidecar.trace.max-files)\n");
