@@ -59,9 +59,9 @@ import dev.llmsidecar.timeline.EndReason;
 import dev.llmsidecar.timeline.ItlGrid;
 import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.timeline.RequestResult;
-import dev.llmsidecar.timeline.RequestTimeline;
 import dev.llmsidecar.timeline.StallScan;
 import dev.llmsidecar.timeline.StallThresholds;
+import dev.llmsidecar.timeline.StallWatch;
 import dev.llmsidecar.timeline.StreamPhase;
 import dev.llmsidecar.timeline.TokenCountSource;
 import dev.llmsidecar.wire.ServerTimings;
@@ -105,13 +105,10 @@ public final class LlmMetrics {
     private final Bound chunkWriteDelay;
     private final Map<LiveKey, Live> live = new ConcurrentHashMap<>();
     private final Map<EndKey, Ended> ended = new ConcurrentHashMap<>();
-    /** Streams in flight, for the stall scan: added when their timeline starts, removed when they end. */
-    private final Set<LiveRequest> openStreams = ConcurrentHashMap.newKeySet();
     /** Models whose stall gauges are registered (at their first stream). */
     private final Set<String> stallModels = ConcurrentHashMap.newKeySet();
     private final StallThresholds stall;
-    private final LongSupplier stallClock;
-    private volatile StallScan lastScan;
+    private final StallWatch stalls;
 
     /** The bucket layout of every stream's ITL samples. */
     public ItlGrid itlGrid() {
@@ -129,7 +126,7 @@ public final class LlmMetrics {
     public LlmMetrics(Recorders recorders, SidecarConfig.Metrics config, Upstream upstream, StallThresholds stall,
             LongSupplier stallClock) {
         this.stall = stall;
-        this.stallClock = stallClock;
+        this.stalls = new StallWatch(stall, stallClock);
         this.recorders = recorders;
         this.upstream = upstream;
         this.models = new ModelLabels(config.maxModels(), config.pinnedModels().orElse(List.of()));
@@ -200,9 +197,6 @@ public final class LlmMetrics {
 
     // ---- stalls: read when the metrics are read, by scanning the open streams' last signs of life ----
 
-    /** Scans older than this are taken again: one scan serves every gauge of one scrape or collection. */
-    private static final long SCAN_REUSE_NANOS = 200_000_000L;
-
     private void registerStallGauges(String model) {
         for (StreamPhase phase : StreamPhase.values()) {
             LabelValues v = LabelValues.of(MODEL, model).and(STREAM_PHASE, phase.label());
@@ -212,31 +206,9 @@ public final class LlmMetrics {
         recorders.observe(CLIENT_PAUSED_STREAMS, () -> scan().pausedByClient(model), LabelValues.of(MODEL, model));
     }
 
-    /**
-     * The open streams' silences now, or as of a scan taken less than 200 ms ago (the gauges of one scrape read the
-     * same scan). Costs one pass over the open streams; nothing is done per streamed event but the stamp of the last
-     * token ({@link LiveRequest#onToken}).
-     */
+    /** The open streams' silences now, or as of a scan taken less than 200 ms ago ({@link StallWatch#scan}). */
     public StallScan scan() {
-        long now = stallClock.getAsLong();
-        StallScan last = lastScan;
-        if (last != null && now - last.atNanos() >= 0 && now - last.atNanos() < SCAN_REUSE_NANOS) {
-            return last;
-        }
-        StallScan scan = new StallScan(stall, now);
-        for (LiveRequest r : openStreams) {
-            boolean paused = r.pausedByClient;
-            boolean tokenSeen = r.tokenSeen;
-            long since = r.sinceNanos;
-            scan.add(r.model, tokenSeen, since, paused);
-        }
-        lastScan = scan;
-        return scan;
-    }
-
-    /** When an open stream counts as stalled. */
-    public StallThresholds stallThresholds() {
-        return stall;
+        return stalls.scan();
     }
 
     private String provider(String override) {
@@ -540,55 +512,21 @@ public final class LlmMetrics {
         recorders.count(HTTP_REQUESTS, 1, LabelValues.of(ROUTE, route).and(STATUS_CLASS, statusClass));
     }
 
-    /** Per-request live recorder; decrements the waiting gauge exactly once. */
-    public final class LiveRequest implements RequestTimeline.LiveListener {
+    /**
+     * Per-request live recorder; decrements the waiting gauge exactly once. A stream's stamps for the stall watch are
+     * kept by {@link StallWatch.Stream}.
+     */
+    public final class LiveRequest extends StallWatch.Stream {
         private final Live meters;
         private final boolean streaming;
         private final int loadAtArrival;
-        private final String model;
         private boolean waiting = true;
-        private boolean open;
-        /** The arrival, then the last token chunk: written on the request's loop, read by the stall scan. */
-        private volatile long sinceNanos;
-        /** Written after {@link #sinceNanos}, so a scan that sees it true sees the token's stamp. */
-        private volatile boolean tokenSeen;
-        /** The client is not taking bytes; cleared after {@link #sinceNanos} moved to the pause's end. */
-        private volatile boolean pausedByClient;
 
         LiveRequest(Live meters, boolean streaming, int loadAtArrival, String model) {
+            super(streaming ? stalls : null, model);
             this.meters = meters;
             this.streaming = streaming;
             this.loadAtArrival = loadAtArrival;
-            this.model = model;
-        }
-
-        @Override
-        public void onStart(long startNanos) {
-            if (streaming && !open) {
-                sinceNanos = startNanos;
-                open = true;
-                openStreams.add(this);
-            }
-        }
-
-        @Override
-        public void onClientPaused(long nanos) {
-            pausedByClient = true;
-        }
-
-        @Override
-        public void onClientResumed(long nanos) {
-            // the engine's silence counts again from here, not from before the pause
-            sinceNanos = Math.max(sinceNanos, nanos);
-            pausedByClient = false;
-        }
-
-        @Override
-        public void onToken(long nanos) {
-            sinceNanos = nanos;
-            if (!tokenSeen) {
-                tokenSeen = true;
-            }
         }
 
         /** LLM requests in flight when this one started, itself included: its load band. */
@@ -636,10 +574,7 @@ public final class LlmMetrics {
         @Override
         public void onEnd() {
             release();
-            if (open) {
-                open = false;
-                openStreams.remove(this);
-            }
+            super.onEnd();
         }
 
         void release() {
