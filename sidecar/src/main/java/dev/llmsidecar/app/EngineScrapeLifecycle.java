@@ -37,7 +37,7 @@ public class EngineScrapeLifecycle {
             health.start();
         }
         if (engine.modelDiscovery()) {
-            ModelLabels labels = telemetry.telemetry().metrics().models();
+            ModelLabels labels = telemetry.telemetry().reporter().labelSources().models();
             models = new ServedModels(vertx, recorders, engine.modelsUrl().orElseGet(() -> under(upstream, "/v1/models")),
                     engine.modelsInterval(), engine.scrapeTimeout(), labels::listed);
             models.start();

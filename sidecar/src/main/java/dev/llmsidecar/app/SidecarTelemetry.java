@@ -4,19 +4,18 @@ import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.live.LiveHistory;
 import dev.llmsidecar.live.LiveSources;
 import dev.llmsidecar.live.LiveStats;
+import dev.llmsidecar.measure.LabelSources;
 import dev.llmsidecar.measure.LiveWindows;
 import dev.llmsidecar.measure.LlmMetrics;
-import dev.llmsidecar.measure.PriorityLabels;
 import dev.llmsidecar.measure.RequestReporter;
 import dev.llmsidecar.measure.SaturationMetrics;
 import dev.llmsidecar.measure.SloMetrics;
-import dev.llmsidecar.measure.TenantLabels;
 import dev.llmsidecar.measure.TrafficRecorder;
+import dev.llmsidecar.measure.Upstream;
 import dev.llmsidecar.measure.WorkMetrics;
 import dev.llmsidecar.metrics.Buckets;
 import dev.llmsidecar.metrics.GenAiConventions;
 import dev.llmsidecar.metrics.HistogramMode;
-import dev.llmsidecar.metrics.Label;
 import dev.llmsidecar.metrics.Recorder;
 import dev.llmsidecar.metrics.Recorders;
 import dev.llmsidecar.metrics.otlp.OtelRecorder;
@@ -35,7 +34,6 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.function.LongSupplier;
 
 /**
@@ -56,8 +54,6 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
     private final TrafficRecorder traffic;
     private final OtelPipeline otel;
     private final RequestTracing tracing;
-    private final TenantLabels tenants;
-    private final PriorityLabels priorities;
     private final SaturationMetrics saturation;
     private final LiveHistory history;
     /** The trace recorder, or null while sidecar.trace.enabled is false. */
@@ -83,20 +79,13 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
             backends.add(new OtelRecorder(otel.openTelemetry().getMeter(OtelPipeline.METER_NAME), buckets,
                     otel.producedHistograms(), conventions));
         }
-        this.tenants = new TenantLabels(config.tenants());
-        Recorders.checkTenantSeries(config.tenants().series()); // also while tenants are off: a typo shows at once
-        // the tenant label only where it is chosen, and nowhere while tenants are off
-        this.priorities = new PriorityLabels(config.priority());
-        Recorders.checkSeries(Label.PRIORITY, config.priority().series());
-        // the optional labels only where chosen, and nowhere while their feature is off
-        this.recorders = new Recorders(backends, Map.of(
-                Label.TENANT, tenants.enabled() ? config.tenants().series() : List.of(),
-                Label.PRIORITY, priorities.enabled() ? config.priority().series() : List.of()));
+        LabelSources labels = new LabelSources(config);
+        this.recorders = new Recorders(backends, labels.optionalSeries());
         String provider = config.otel().providerName();
         URI upstream = config.upstream().url();
         int port = upstream.getPort() > 0 ? upstream.getPort() : "https".equalsIgnoreCase(upstream.getScheme()) ? 443
                 : 80;
-        this.metrics = new LlmMetrics(recorders, m, new LlmMetrics.Upstream(provider, upstream.getHost(), port),
+        this.metrics = new LlmMetrics(recorders, new Upstream(upstream.getHost(), port),
                 dev.llmsidecar.timeline.StallThresholds.of(config.stall().firstTokenThreshold(),
                         config.stall().threshold()), System::nanoTime); // the clock of the exchanges' stamps
         this.goodput = new GoodputWindows(nanoClock, config.windows().durations());
@@ -104,9 +93,9 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
         this.history = new LiveHistory(LiveWindows.label(goodput.windows().get(0)));
         this.tracing = RequestTracing.of(otel, provider, conventions);
         this.saturation = new SaturationMetrics(recorders, config.saturation(), metrics::inFlight, nanoClock);
-        this.reporter = new RequestReporter(metrics, policy, declaredTrust(config.slo().declared(), nanoClock),
+        this.reporter = new RequestReporter(labels, metrics, policy, declaredTrust(config.slo().declared(), nanoClock),
                 new SloMetrics(recorders, policy.allObjectives(),
-                policy.declared().enabled()), goodput, windows, tenants, priorities, saturation,
+                policy.declared().enabled()), goodput, windows, saturation,
                 new WorkMetrics(recorders, config.cost(), nanoClock));
         // the trace recorder follows every LLM exchange beside the metrics, when it is on (and nothing when off)
         this.trace = config.trace().enabled() ? TraceRecorder.startOrRefuse(config.trace(), recorders, nanoClock)

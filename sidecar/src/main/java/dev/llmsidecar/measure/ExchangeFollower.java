@@ -31,13 +31,7 @@ public interface ExchangeFollower {
          */
         void requestBody(RequestBytes body, String model);
 
-        /**
-         * The exchange ended: once, after its result was recorded.
-         *
-         * @param model the bounded model label
-         * @param tenant the bounded tenant label, empty when tenants are off
-         * @param sloClass the SLO class (allowlisted)
-         */
-        void finished(String model, String tenant, String sloClass, RequestResult result);
+        /** The exchange ended: once, after its result was recorded under {@code labels}. */
+        void finished(RequestLabels labels, RequestResult result);
     }
 }

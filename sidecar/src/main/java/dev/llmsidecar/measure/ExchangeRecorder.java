@@ -18,15 +18,15 @@ import java.util.function.UnaryOperator;
 
 /**
  * The measurements of one LLM exchange: its labels (model, tenant, priority, SLO class), its declared SLO targets,
- * its timeline, fed by the format's
- * decoder, and its span; when it ends, the result goes to the {@link RequestReporter}. Calls come from the exchange's
- * event loop.
+ * its timeline, fed by the format's decoder, and its span; when it ends, the result goes to the
+ * {@link RequestReporter}. Calls come from the exchange's event loop.
  */
 final class ExchangeRecorder implements ExchangeObserver {
 
     private static final UnaryOperator<String> NO_HEADERS = name -> null;
 
     private final RequestReporter reporter;
+    private final LabelSources sources;
     private final LlmMetrics metrics;
     private final LlmOperation operation;
     private final long receivedNanos;
@@ -39,40 +39,45 @@ final class ExchangeRecorder implements ExchangeObserver {
     /** What follows this exchange beside the metrics (the trace recorder), or null. */
     private final ExchangeFollower.Followed followed;
 
+    // the labels so far: the body may name a model and a priority after the head was read
     private String priority;
+    /** The model as the client named it (unbounded): objectives match on it. */
     private String modelName;
+    /** Its bounded label. */
     private String model;
     private boolean streamRequested;
     private RequestTimeline timeline;
-    private int loadAtArrival;
+    /** Its live recorder, from the timeline's start: the request's labels, fixed from then on, and its load. */
+    private LlmMetrics.LiveRequest live;
 
     ExchangeRecorder(RequestReporter reporter, RequestTracing tracing, RequestHead head, LlmOperation operation,
             long receivedNanos, ExchangeFollower.Followed followed) {
         this.followed = followed;
         this.reporter = reporter;
+        this.sources = reporter.labelSources();
         this.metrics = reporter.metrics();
         this.operation = operation;
         this.receivedNanos = receivedNanos;
         this.declared = reporter.declaredObjectives(head::header);
         this.sloClass = declared != null ? DeclaredTargets.SLO_CLASS
                 : reporter.policy().sloClass(head.header(reporter.policy().classHeader()));
-        this.priority = reporter.priorities().label(null, head::header); // until the body names one
-        this.tenantName = reporter.tenants().tenantOf(head::header);
-        this.tenant = reporter.tenants().label(tenantName);
+        this.priority = sources.priorities().label(null, head::header); // until the body names one
+        this.tenantName = sources.tenants().tenantOf(head::header);
+        this.tenant = sources.tenants().label(tenantName);
         this.span = tracing.start(head, operation.label(), operation.format().providerName(), receivedNanos);
         // until its body names one (or if it is not read): the model the engine serves, when it serves one
-        this.modelName = metrics.models().serving();
-        this.model = metrics.modelLabel(modelName);
+        this.modelName = sources.models().serving();
+        this.model = sources.models().label(modelName);
     }
 
     @Override
     public void requestInspected(String model, boolean stream, Integer priority) {
         if (priority != null) {
-            this.priority = reporter.priorities().label(priority, NO_HEADERS); // the body's is what vLLM schedules by
+            this.priority = sources.priorities().label(priority, NO_HEADERS); // the body's is what vLLM schedules by
         }
         if (model != null && !model.isBlank()) {
             modelName = model;
-            this.model = metrics.modelLabel(model);
+            this.model = sources.models().label(model);
         }
         streamRequested = stream;
         span.request(model, stream);
@@ -94,10 +99,12 @@ final class ExchangeRecorder implements ExchangeObserver {
         startTimeline(streamRequested);
     }
 
+    /** Starts the timeline once, with the request's labels as they are now: the seam has reported its body. */
     private void startTimeline(boolean streaming) {
         if (timeline == null) {
-            var live = reporter.started(model, tenant, priority, operation, streaming);
-            loadAtArrival = live.loadAtArrival();
+            RequestLabels labels = new RequestLabels(model, operation.label(), sources.provider(operation),
+                    operation.format().name(), tenant, priority, sloClass);
+            live = reporter.started(labels, streaming);
             timeline = new RequestTimeline(receivedNanos, streaming, span == RequestSpan.NOOP ? live
                     : new SpanScopedListener(live, span), metrics.itlGrid());
         }
@@ -146,18 +153,17 @@ final class ExchangeRecorder implements ExchangeObserver {
         metrics.httpRequest("llm", TrafficRecorder.statusClass(status));
         startTimeline(streamRequested);
         if (status / 100 == 2) {
-            reporter.tenants().admit(tenantName); // the engine accepted it: a tenant of its own from now on
-            metrics.models().admit(modelName); // and a model of its own
+            sources.tenants().admit(tenantName); // the engine accepted it: a tenant of its own from now on
+            sources.models().admit(modelName); // and a model of its own
         }
         var result = timeline.finish(nanos, outcome, status);
         // the request's span is current while its results are recorded: histogram exemplars point to it
         try (Scope scope = span.makeCurrent()) {
-            var verdict = reporter.finished(modelName, model, tenant, priority, operation, sloClass, declared,
-                    loadAtArrival, result);
+            var verdict = reporter.finished(live, modelName, declared, result);
             span.finish(nanos, result, verdict, sloClass);
         } finally {
             if (followed != null) {
-                followed.finished(model, tenant, sloClass, result); // once, whatever recording the metrics did
+                followed.finished(live.labels(), result); // once, whatever recording the metrics did
             }
         }
     }

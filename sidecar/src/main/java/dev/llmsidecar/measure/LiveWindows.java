@@ -75,7 +75,8 @@ public final class LiveWindows {
      * streaming requests only: a response that does not stream has its E2E as TTFT, which would poison the TTFT
      * p99 and its drift.
      */
-    public void record(String model, RequestResult r) {
+    public void record(RequestLabels labels, RequestResult r) {
+        String model = labels.model(); // windows and their gauges are per model
         Outcome o = r.outcome();
         outcomes.add(model, 1, o == Outcome.UPSTREAM_ERROR || o == Outcome.UPSTREAM_BROKEN ? 1 : 0,
                 o == Outcome.CLIENT_CANCELLED ? 1 : 0);

@@ -83,18 +83,8 @@ public final class LlmMetrics {
 
     private static final double NS = 1e9;
 
-    /** The request's identity in the GenAI series: the OTLP-only attributes are the same for a whole sidecar. */
-    public record Upstream(String provider, String address, long port) {
-        public static final Upstream NONE = new Upstream("openai", null, 0);
-
-        Object portValue() {
-            return address == null ? null : port;
-        }
-    }
-
     private final Recorders recorders;
     private final ItlGrid itlGrid;
-    private final ModelLabels models;
     private final Upstream upstream;
     private final ProxyCounters proxy;
 
@@ -115,21 +105,19 @@ public final class LlmMetrics {
         return itlGrid;
     }
 
-    public LlmMetrics(Recorders recorders, SidecarConfig.Metrics config, Upstream upstream) {
-        this(recorders, config, upstream, StallThresholds.DEFAULTS, System::nanoTime);
+    public LlmMetrics(Recorders recorders, Upstream upstream) {
+        this(recorders, upstream, StallThresholds.DEFAULTS, System::nanoTime);
     }
 
     /**
      * @param stall when an open stream counts as stalled ({@code sidecar.stall.*})
      * @param stallClock the clock of the timelines' stamps ({@link System#nanoTime()} but in tests)
      */
-    public LlmMetrics(Recorders recorders, SidecarConfig.Metrics config, Upstream upstream, StallThresholds stall,
-            LongSupplier stallClock) {
+    public LlmMetrics(Recorders recorders, Upstream upstream, StallThresholds stall, LongSupplier stallClock) {
         this.stall = stall;
         this.stalls = new StallWatch(stall, stallClock);
         this.recorders = recorders;
         this.upstream = upstream;
-        this.models = new ModelLabels(config.maxModels(), config.pinnedModels().orElse(List.of()));
         // every stream's ITL buckets nest inside the exported ones (which hold the SLO thresholds)
         this.itlGrid = ItlGrid.of(recorders.bounds(dev.llmsidecar.metrics.Contract.ITL));
         this.proxy = new ProxyCounters(recorders);
@@ -159,16 +147,6 @@ public final class LlmMetrics {
         }
     }
 
-    /** The model label for a request model name (bounded; see {@link ModelLabels}). */
-    public String modelLabel(String model) {
-        return models.label(model);
-    }
-
-    /** The model label's bound, which also knows the model the engine serves. */
-    public ModelLabels models() {
-        return models;
-    }
-
     /** Counters of what the proxy did to keep traffic flowing and bytes exact. */
     public ProxyCounters proxy() {
         return proxy;
@@ -176,23 +154,18 @@ public final class LlmMetrics {
 
     /**
      * Starts the live part of an LLM request: in-flight and waiting gauges, first token and chunk gaps as they happen.
-     *
-     * @param tenant the tenant label ({@link TenantLabels}; dropped by the recorders where it is not exported)
-     * @param priority the priority label ({@link PriorityLabels}; likewise)
-     * @param provider the format's own gen_ai.provider.name, or null for the configured one
+     * The labels' optional ones (tenant, priority) are dropped by the recorders where they are not exported.
      */
-    public LiveRequest requestStarted(String model, String tenant, String priority, String operation, String provider,
-            boolean streaming) {
+    public LiveRequest requestStarted(RequestLabels labels, boolean streaming) {
         int load = inFlight.incrementAndGet();
         maxInFlight.accumulateAndGet(load, Math::max);
         waitingFirstToken.change(1);
-        Live meters = live.computeIfAbsent(new LiveKey(model, tenant, priority, operation, provider(provider),
-                streaming),
-                this::newLive);
+        Live meters = live.computeIfAbsent(new LiveKey(labels, streaming), this::newLive);
+        String model = labels.model();
         if (streaming && !stallModels.contains(model) && stallModels.add(model)) {
             registerStallGauges(model);
         }
-        return new LiveRequest(meters, streaming, load, model);
+        return new LiveRequest(meters, labels, streaming, load);
     }
 
     // ---- stalls: read when the metrics are read, by scanning the open streams' last signs of life ----
@@ -211,10 +184,6 @@ public final class LlmMetrics {
         return stalls.scan();
     }
 
-    private String provider(String override) {
-        return override != null ? override : upstream.provider();
-    }
-
     /** Handles bound once per model, operation and kind of request: a chunk costs one call per backend. */
     private static final class Live {
         Bound ttft;
@@ -225,28 +194,31 @@ public final class LlmMetrics {
         Bound firstAnswer;
     }
 
-    private record LiveKey(String model, String tenant, String priority, String operation, String provider,
-            boolean streaming) {
+    private record LiveKey(RequestLabels labels, boolean streaming) {
     }
 
     private Live newLive(LiveKey k) {
-        LabelValues v = genai(k.model(), k.operation(), k.provider()).and(STREAMING, k.streaming());
         Live l = new Live();
-        l.ttft = recorders.live(TTFT, v.and(TENANT, k.tenant()).and(PRIORITY, k.priority()));
+        l.ttft = live(TTFT, k);
         // the others exist for streams only: a response that does not stream has no chunks of its own
         boolean s = k.streaming();
-        l.firstContentChunk = s ? recorders.live(TIME_TO_FIRST_CONTENT_CHUNK, v) : Recorder.NOTHING;
-        l.firstResponseChunk = s ? recorders.live(TIME_TO_FIRST_RESPONSE_CHUNK, v) : Recorder.NOTHING;
-        l.chunkGap = s ? recorders.live(CHUNK_GAP, v) : Recorder.NOTHING;
-        l.firstReasoning = s ? recorders.live(FIRST_REASONING, v) : Recorder.NOTHING;
-        l.firstAnswer = s ? recorders.live(FIRST_ANSWER, v) : Recorder.NOTHING;
+        l.firstContentChunk = s ? live(TIME_TO_FIRST_CONTENT_CHUNK, k) : Recorder.NOTHING;
+        l.firstResponseChunk = s ? live(TIME_TO_FIRST_RESPONSE_CHUNK, k) : Recorder.NOTHING;
+        l.chunkGap = s ? live(CHUNK_GAP, k) : Recorder.NOTHING;
+        l.firstReasoning = s ? live(FIRST_REASONING, k) : Recorder.NOTHING;
+        l.firstAnswer = s ? live(FIRST_ANSWER, k) : Recorder.NOTHING;
         return l;
     }
 
-    /** Model and operation of a GenAI series, with its OTLP-only attributes (provider, server address and port). */
-    private LabelValues genai(String model, String operation, String provider) {
-        return LabelValues.of(MODEL, model).and(OPERATION, operation).and(PROVIDER, provider)
-                .and(SERVER_ADDRESS, upstream.address()).and(SERVER_PORT, upstream.portValue());
+    /** The series' labels: the request's own by name, and whether it streams and the upstream. */
+    private Bound live(Series series, LiveKey k) {
+        return recorders.live(series, k.labels().of(series, label -> switch (label) {
+            case STREAMING -> k.streaming();
+            case SERVER_ADDRESS -> upstream.address();
+            case SERVER_PORT -> upstream.portValue();
+            default -> throw new IllegalStateException(series + ": a running request has no " + label
+                    + "; fix it in the declaration");
+        }));
     }
 
     // ---- what is recorded when a request ended: each series declared once here, recorded once below ----
@@ -277,23 +249,15 @@ public final class LlmMetrics {
     private static final EndSeries[] OUTPUT_TOKEN_SOURCE = Arrays.stream(TokenCountSource.values())
             .map(source -> EndSeries.of(TOKEN_SOURCE, SOURCE, source.label())).toArray(EndSeries[]::new);
 
-    /**
-     * Records everything that is final only when the request ended.
-     *
-     * @param priority the priority label ({@link PriorityLabels}; dropped by the recorders where not exported)
-     * @param provider the format's own gen_ai.provider.name, or null for the configured one
-     * @param format the wire format's name, for the per-format undecodable counter
-     */
-    public void requestFinished(String model, String tenant, String priority, String operation, String provider,
-            String format, RequestResult r) {
+    /** Records everything that is final only when the request ended. */
+    public void requestFinished(RequestLabels labels, RequestResult r) {
         inFlight.decrementAndGet();
         lastEndNanos = System.nanoTime();
-        String p = provider(provider);
         boolean ok = r.outcome() == Outcome.OK;
         boolean streaming = r.streaming();
         EndReason reason = EndReason.of(r, stall);
-        Ended end = ended.computeIfAbsent(new EndKey(model, tenant, priority, operation, p, streaming, r.outcome(),
-                ok ? null : r.errorType(), reason), Ended::new);
+        Ended end = ended.computeIfAbsent(new EndKey(labels, streaming, r.outcome(), ok ? null : r.errorType(),
+                reason), Ended::new);
         end.get(REQUESTS).record(1);
         if (r.longestGapNanos() >= 0) {
             end.get(LONGEST_GAP).record(r.longestGapNanos() / NS);
@@ -307,8 +271,7 @@ public final class LlmMetrics {
         if (r.ttftNanos() >= 0) {
             if (!streaming) {
                 // a response that does not stream: its first token is the whole response, "as it happens" at its end
-                live.computeIfAbsent(new LiveKey(model, tenant, priority, operation, p, false), this::newLive).ttft
-                        .record(r.ttftNanos() / NS);
+                live.computeIfAbsent(new LiveKey(labels, false), this::newLive).ttft.record(r.ttftNanos() / NS);
             }
             end.get(TTFT_AT_END).record(r.ttftNanos() / NS);
             EndSeries cache = r.cachedTokens() < 0 ? TTFT_CACHE_UNKNOWN
@@ -328,14 +291,13 @@ public final class LlmMetrics {
         engineSide(end, r);
         tokens(end, r);
         end.get(OUTPUT_TOKEN_SOURCE[r.outputTokenSource().ordinal()]).record(1);
-        recorders.end(FINISH_REASONS, ok, 1, LabelValues.of(MODEL, model)
+        recorders.end(FINISH_REASONS, ok, 1, labels.of(FINISH_REASONS)
                 .and(FINISH_REASON, FinishReasons.label(r.finishReason())));
         for (ClampedValue v : r.clamped()) {
             recorders.count(ENGINE_VALUES_CLAMPED, 1, LabelValues.of(FIELD, v.label()));
         }
         if (r.undecodableChunks() > 0) {
-            recorders.end(UNDECODABLE, ok, r.undecodableChunks(), LabelValues.of(OPERATION, operation)
-                    .and(FORMAT, format));
+            recorders.end(UNDECODABLE, ok, r.undecodableChunks(), labels.of(UNDECODABLE));
         }
     }
 
@@ -383,8 +345,8 @@ public final class LlmMetrics {
     }
 
     /** What identifies the end-of-request series of one request, but for per-request values bound separately. */
-    private record EndKey(String model, String tenant, String priority, String operation, String provider,
-            boolean streaming, Outcome outcome, String errorType, EndReason endReason) {
+    private record EndKey(RequestLabels labels, boolean streaming, Outcome outcome, String errorType,
+            EndReason endReason) {
     }
 
     /**
@@ -441,27 +403,18 @@ public final class LlmMetrics {
             return b;
         }
 
-        /** The series' labels, each from the request by its name, or from the declaration. */
+        /** The series' labels: the request's own by name, the declaration's, and what the result says. */
         private LabelValues labels(EndSeries s) {
-            LabelValues values = LabelValues.NONE;
-            for (Label label : s.series.labels()) {
-                values = values.and(label, label == s.fixed ? s.value : switch (label) {
-                    case MODEL -> key.model();
-                    case OPERATION -> key.operation();
-                    case STREAMING -> key.streaming();
-                    case OUTCOME -> key.outcome().label();
-                    case TENANT -> key.tenant();
-                    case PRIORITY -> key.priority();
-                    case ERROR_TYPE -> key.errorType();
-                    case END_REASON -> key.endReason().label();
-                    case PROVIDER -> key.provider();
-                    case SERVER_ADDRESS -> upstream.address();
-                    case SERVER_PORT -> upstream.portValue();
-                    default -> throw new IllegalStateException(s.series + ": a request has no " + label
-                            + "; fix it in the declaration");
-                });
-            }
-            return values;
+            return key.labels().of(s.series, label -> label == s.fixed ? s.value : switch (label) {
+                case STREAMING -> key.streaming();
+                case OUTCOME -> key.outcome().label();
+                case ERROR_TYPE -> key.errorType();
+                case END_REASON -> key.endReason().label();
+                case SERVER_ADDRESS -> upstream.address();
+                case SERVER_PORT -> upstream.portValue();
+                default -> throw new IllegalStateException(s.series + ": a request has no " + label
+                        + "; fix it in the declaration");
+            });
         }
     }
 
@@ -502,10 +455,9 @@ public final class LlmMetrics {
      * llm_sidecar_requests_total{outcome="shed",end_reason="shed"}, as the model the engine serves (its body was not
      * read), and in no other series: no objective judges it.
      */
-    public void requestShed(String operation, String provider) {
-        String model = modelLabel(models.serving());
-        ended.computeIfAbsent(new EndKey(model, "", "", operation, provider(provider), false, Outcome.SHED, "503",
-                EndReason.SHED), Ended::new).get(REQUESTS).record(1);
+    public void requestShed(RequestLabels labels) {
+        ended.computeIfAbsent(new EndKey(labels, false, Outcome.SHED, "503", EndReason.SHED), Ended::new)
+                .get(REQUESTS).record(1);
     }
 
     public void httpRequest(String route, String statusClass) {
@@ -518,15 +470,22 @@ public final class LlmMetrics {
      */
     public final class LiveRequest extends StallWatch.Stream {
         private final Live meters;
+        private final RequestLabels labels;
         private final boolean streaming;
         private final int loadAtArrival;
         private boolean waiting = true;
 
-        LiveRequest(Live meters, boolean streaming, int loadAtArrival, String model) {
-            super(streaming ? stalls : null, model);
+        LiveRequest(Live meters, RequestLabels labels, boolean streaming, int loadAtArrival) {
+            super(streaming ? stalls : null, labels.model());
             this.meters = meters;
+            this.labels = labels;
             this.streaming = streaming;
             this.loadAtArrival = loadAtArrival;
+        }
+
+        /** The labels the request was started with. */
+        public RequestLabels labels() {
+            return labels;
         }
 
         /** LLM requests in flight when this one started, itself included: its load band. */

@@ -14,45 +14,38 @@ import java.util.function.UnaryOperator;
 
 /**
  * Where an LLM request's measurements go: latency and token series, the SLO verdict (goodput, attainment) and the
- * live windows. One place, so every exporter sees the same result and verdict; the series themselves go to every
- * backend through the metrics contract.
+ * live windows, each given the request's labels whole. One place, so every exporter sees the same result and
+ * verdict; the series themselves go to every backend through the metrics contract.
  */
 public final class RequestReporter {
 
+    private final LabelSources labels;
     private final LlmMetrics metrics;
     private final SloPolicy policy;
     private final DeclaredTrust trust;
     private final SloMetrics sloMetrics;
     private final GoodputWindows goodput;
     private final LiveWindows windows;
-    private final TenantLabels tenants;
-    private final PriorityLabels priorities;
     private final SaturationMetrics saturation;
     private final WorkMetrics work;
 
-    public RequestReporter(LlmMetrics metrics, SloPolicy policy, DeclaredTrust trust, SloMetrics sloMetrics,
-            GoodputWindows goodput, LiveWindows windows, TenantLabels tenants, PriorityLabels priorities,
-            SaturationMetrics saturation, WorkMetrics work) {
+    public RequestReporter(LabelSources labels, LlmMetrics metrics, SloPolicy policy, DeclaredTrust trust,
+            SloMetrics sloMetrics, GoodputWindows goodput, LiveWindows windows, SaturationMetrics saturation,
+            WorkMetrics work) {
+        this.labels = labels;
         this.metrics = metrics;
         this.trust = trust;
         this.policy = policy;
         this.sloMetrics = sloMetrics;
         this.goodput = goodput;
         this.windows = windows;
-        this.tenants = tenants;
-        this.priorities = priorities;
         this.saturation = saturation;
         this.work = work;
     }
 
-    /** Who a request is from, as its bounded tenant label. */
-    public TenantLabels tenants() {
-        return tenants;
-    }
-
-    /** A request's scheduling priority, as its bounded priority label. */
-    public PriorityLabels priorities() {
-        return priorities;
+    /** Where a request's label values come from (model, tenant, priority), each bounded. */
+    public LabelSources labelSources() {
+        return labels;
     }
 
     /**
@@ -86,35 +79,36 @@ public final class RequestReporter {
 
     /**
      * Starts the live measurements of a request (in-flight and waiting gauges, TTFT and chunk gaps as they happen).
-     * The listener also knows the request's load at arrival, which {@link #finished} takes.
+     * {@link #finished} takes what it returns.
      */
-    public LlmMetrics.LiveRequest started(String modelLabel, String tenant, String priority, LlmOperation operation,
-            boolean streaming) {
-        return metrics.requestStarted(modelLabel, tenant, priority, operation.label(),
-                operation.format().providerName(), streaming);
+    public LlmMetrics.LiveRequest started(RequestLabels labels, boolean streaming) {
+        return metrics.requestStarted(labels, streaming);
     }
 
     /**
-     * @param modelName the model as the client named it (objectives match on it)
-     * @param modelLabel its bounded label
+     * @param request what {@link #started} returned: the request's labels and its load at arrival
+     * @param modelName the model as the client named it (objectives match on it; its label is bounded)
      * @param declared the objectives the request declared ({@link #declaredObjectives}), or null: the configured ones
      *     for its model and class judge it
-     * @param loadAtArrival LLM requests in flight when it started, itself included ({@link LlmMetrics.LiveRequest})
      */
-    public SloVerdict finished(String modelName, String modelLabel, String tenant, String priority,
-            LlmOperation operation, String sloClass, List<Objective> declared, int loadAtArrival,
+    public SloVerdict finished(LlmMetrics.LiveRequest request, String modelName, List<Objective> declared,
             RequestResult result) {
-        metrics.requestFinished(modelLabel, tenant, priority, operation.label(), operation.format().providerName(),
-                operation.format().name(), result);
+        RequestLabels labels = request.labels();
+        metrics.requestFinished(labels, result);
         SloVerdict verdict = SloEvaluator.evaluate(result, declared != null ? declared
-                : policy.applicable(modelName, sloClass), policy.badClientStatuses());
-        sloMetrics.record(modelLabel, sloClass, tenant, priority, result.outputTokens(), verdict);
-        saturation.record(loadAtArrival, result);
-        work.record(modelLabel, tenant, result, verdict);
+                : policy.applicable(modelName, labels.sloClass()), policy.badClientStatuses());
+        sloMetrics.record(labels, result.outputTokens(), verdict);
+        saturation.record(request.loadAtArrival(), result);
+        work.record(labels, result, verdict);
         if (verdict.counted()) {
-            goodput.record(modelLabel, sloClass, verdict.good(), result.outputTokens());
+            goodput.record(labels.model(), labels.sloClass(), verdict.good(), result.outputTokens());
         }
-        windows.record(modelLabel, result);
+        windows.record(labels, result);
         return verdict;
+    }
+
+    /** An LLM request shed with 503 before it reached the engine ({@link LlmMetrics#requestShed}). */
+    public void shed(LlmOperation operation) {
+        metrics.requestShed(labels.shed(operation));
     }
 }

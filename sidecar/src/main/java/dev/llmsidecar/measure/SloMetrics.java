@@ -12,12 +12,8 @@ import static dev.llmsidecar.metrics.Contract.SLO_TARGET;
 import static dev.llmsidecar.metrics.Contract.SLO_VIOLATIONS;
 import static dev.llmsidecar.metrics.Label.CRITERION;
 import static dev.llmsidecar.metrics.Label.HANDLING;
-import static dev.llmsidecar.metrics.Label.MODEL;
 import static dev.llmsidecar.metrics.Label.OBJECTIVE;
-import static dev.llmsidecar.metrics.Label.PRIORITY;
 import static dev.llmsidecar.metrics.Label.REASON;
-import static dev.llmsidecar.metrics.Label.SLO_CLASS;
-import static dev.llmsidecar.metrics.Label.TENANT;
 
 import dev.llmsidecar.metrics.LabelValues;
 import dev.llmsidecar.metrics.Recorders;
@@ -61,28 +57,27 @@ public final class SloMetrics implements DeclaredTargets.Counter {
                 .and(HANDLING, handling.label()));
     }
 
-    /** @param priority the priority label ({@link PriorityLabels}; dropped by the recorders where not exported) */
-    public void record(String model, String sloClass, String tenant, String priority, long outputTokens,
-            SloVerdict verdict) {
+    /** One finished request, with its labels and SLO verdict. */
+    public void record(RequestLabels labels, long outputTokens, SloVerdict verdict) {
         if (!verdict.counted()) {
-            recorders.count(SLO_EXCLUDED, 1, LabelValues.of(MODEL, model).and(SLO_CLASS, sloClass)
-                    .and(REASON, verdict.excludedReason()));
+            recorders.count(SLO_EXCLUDED, 1, labels.of(SLO_EXCLUDED).and(REASON, verdict.excludedReason()));
             return;
         }
         long tokens = Math.max(0, outputTokens);
-        LabelValues request = LabelValues.of(MODEL, model).and(SLO_CLASS, sloClass).and(PRIORITY, priority);
-        LabelValues perTenant = request.and(TENANT, tenant);
+        // the four request counters share their labels, as do the objective counters but for the criterion
+        LabelValues request = labels.of(SLO_REQUESTS);
         // good before all: a scrape between the two increments (event loop vs scrape thread) then sees one good
         // request too many for a moment, never one bad request too many, which over a new objective's first dozen
         // requests is enough for a burn-rate alert to go pending (measured under the demo: BurnRateSlow at 0.99)
         if (verdict.good()) {
-            recorders.count(SLO_GOOD_REQUESTS, 1, perTenant);
-            recorders.count(SLO_GOOD_OUTPUT_TOKENS, tokens, perTenant);
+            recorders.count(SLO_GOOD_REQUESTS, 1, request);
+            recorders.count(SLO_GOOD_OUTPUT_TOKENS, tokens, request);
         }
-        recorders.count(SLO_REQUESTS, 1, perTenant);
-        recorders.count(SLO_OUTPUT_TOKENS, tokens, perTenant);
+        recorders.count(SLO_REQUESTS, 1, request);
+        recorders.count(SLO_OUTPUT_TOKENS, tokens, request);
+        LabelValues perObjective = labels.of(SLO_OBJECTIVE_REQUESTS);
         for (SloVerdict.ObjectiveResult r : verdict.objectives()) {
-            LabelValues objective = request.and(OBJECTIVE, r.objective().name());
+            LabelValues objective = perObjective.and(OBJECTIVE, r.objective().name());
             if (r.met()) {
                 recorders.count(SLO_OBJECTIVE_GOOD_REQUESTS, 1, objective);
             }

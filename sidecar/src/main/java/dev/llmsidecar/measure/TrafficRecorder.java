@@ -68,7 +68,7 @@ public final class TrafficRecorder implements TrafficObserver {
         refused(operation != null, 503);
         counters.count(ProxyEvent.REQUEST_SHED, 1);
         if (operation != null) {
-            metrics.requestShed(operation.label(), operation.format().providerName());
+            reporter.shed(operation);
         }
     }
 

@@ -6,12 +6,9 @@ import static dev.llmsidecar.metrics.Contract.COST_PER_MILLION_OUTPUT;
 import static dev.llmsidecar.metrics.Contract.COST_SPEND;
 import static dev.llmsidecar.metrics.Contract.USEFUL_TOKENS;
 import static dev.llmsidecar.metrics.Contract.WASTED_TOKENS;
-import static dev.llmsidecar.metrics.Label.MODEL;
 import static dev.llmsidecar.metrics.Label.REASON;
-import static dev.llmsidecar.metrics.Label.TENANT;
 
 import dev.llmsidecar.config.SidecarConfig;
-import dev.llmsidecar.metrics.LabelValues;
 import dev.llmsidecar.metrics.Recorders;
 import dev.llmsidecar.slo.SloVerdict;
 import dev.llmsidecar.timeline.RequestResult;
@@ -97,16 +94,15 @@ public final class WorkMetrics {
         };
     }
 
-    /** One finished request, with its SLO verdict. */
-    public void record(String model, String tenant, RequestResult r, SloVerdict verdict) {
+    /** One finished request, with its labels and SLO verdict. */
+    public void record(RequestLabels labels, RequestResult r, SloVerdict verdict) {
         long output = r.outputTokenSource() == TokenCountSource.NONE ? 0 : Math.max(0, r.outputTokens());
         String waste = wasteReason(r, verdict);
         if (output > 0) {
             if (waste == null) {
-                recorders.count(USEFUL_TOKENS, output, LabelValues.of(MODEL, model).and(TENANT, tenant));
+                recorders.count(USEFUL_TOKENS, output, labels.of(USEFUL_TOKENS));
             } else {
-                recorders.count(WASTED_TOKENS, output, LabelValues.of(MODEL, model).and(REASON, waste)
-                        .and(TENANT, tenant));
+                recorders.count(WASTED_TOKENS, output, labels.of(WASTED_TOKENS).and(REASON, waste));
             }
         }
         if (price == null) {
@@ -118,7 +114,7 @@ public final class WorkMetrics {
         }
         if (price.perToken()) {
             double spend = tokenSpend(r, output);
-            recorders.count(COST_SPEND, spend, LabelValues.of(MODEL, model).and(TENANT, tenant));
+            recorders.count(COST_SPEND, spend, labels.of(COST_SPEND));
             window.add(COST, spend);
         }
     }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.measure.ExchangeFollower;
+import dev.llmsidecar.measure.RequestLabels;
 import dev.llmsidecar.metrics.Recorders;
 import dev.llmsidecar.observe.RequestBytes;
 import dev.llmsidecar.observe.RequestHead;
@@ -277,15 +278,15 @@ public final class TraceRecorder implements ExchangeFollower, AutoCloseable {
         }
 
         @Override
-        public void finished(String model, String tenant, String sloClass, RequestResult result) {
+        public void finished(RequestLabels labels, RequestResult result) {
             if (bodyDropped != null) {
                 recorder.stats.dropped(bodyDropped);
                 generation.leave();
                 return;
             }
-            this.model = model;
-            this.tenant = tenant;
-            this.sloClass = sloClass;
+            this.model = labels.model();
+            this.tenant = labels.tenant();
+            this.sloClass = labels.sloClass();
             this.result = result;
             if (!recorder.offer(this)) {
                 recorder.stats.dropped(recorder.refusal());

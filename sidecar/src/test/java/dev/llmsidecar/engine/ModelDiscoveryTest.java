@@ -33,7 +33,7 @@ class ModelDiscoveryTest {
             var unpinned = new java.util.HashMap<>(config);
             unpinned.putIfAbsent("sidecar.metrics.pinned-models", "");
             ProxyFixture f = new ProxyFixture(ENGINE, unpinned);
-            ModelLabels labels = f.telemetry.metrics().models();
+            ModelLabels labels = f.telemetry.reporter().labelSources().models();
             ServedModels models = new ServedModels(f.vertx, f.telemetry.recorders(),
                     URI.create("http://127.0.0.1:" + f.enginePort + path), INTERVAL, Duration.ofSeconds(3),
                     labels::listed);
@@ -44,7 +44,7 @@ class ModelDiscoveryTest {
         void eventuallyServing(String model) {
             Waits.eventually(f.registry, "llm_sidecar_engine_model", Duration.ofSeconds(10),
                     "the engine's model " + model, () -> java.util.Objects.equals(
-                            f.telemetry.metrics().models().serving(), model));
+                            f.telemetry.reporter().labelSources().models().serving(), model));
         }
 
         /** Requests of the wire format at {@code path}, as the sidecar counted them under {@code model}. */

@@ -4,12 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.llmsidecar.metrics.prometheus.PrometheusRecorder;
 import dev.llmsidecar.support.Scrape;
-import dev.llmsidecar.support.TestConfigs;
 import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.timeline.RequestTimeline;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** Reasoning-aware first-token series and the per-format undecodable counter. */
@@ -20,10 +18,10 @@ class LlmMetricsFormatTest {
     @Test
     void firstReasoningAndFirstAnswerAreRecordedLiveAndUndecodableIsCountedByFormat() {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        LlmMetrics metrics = new LlmMetrics(PrometheusRecorder.only(registry.getPrometheusRegistry()),
-                TestConfigs.sidecar("http://127.0.0.1:1", Map.of()).metrics(), LlmMetrics.Upstream.NONE);
+        LlmMetrics metrics = new LlmMetrics(PrometheusRecorder.only(registry.getPrometheusRegistry()), Upstream.NONE);
 
-        RequestTimeline.LiveListener live = metrics.requestStarted("m", "", "", "chat", null, true);
+        RequestLabels anthropic = RequestSeriesRig.labels("m", "", "", "chat", "anthropic_messages");
+        RequestTimeline.LiveListener live = metrics.requestStarted(anthropic, true);
         RequestTimeline t = new RequestTimeline(0, true, live);
         t.onTokenChunk(100 * MS, true, -1);
         t.onTokenChunk(150 * MS, true, -1);
@@ -35,13 +33,14 @@ class LlmMetricsFormatTest {
         t.onTokenChunk(420 * MS, false, -1);
         t.onUndecodable();
         t.onUndecodable();
-        metrics.requestFinished("m", "", "", "chat", null, "anthropic_messages", t.finish(500 * MS, Outcome.OK, 200));
+        metrics.requestFinished(anthropic, t.finish(500 * MS, Outcome.OK, 200));
 
-        RequestTimeline.LiveListener other = metrics.requestStarted("m", "", "", "text_completion", null, true);
+        RequestLabels tgi = RequestSeriesRig.labels("m", "", "", "text_completion", "tgi");
+        RequestTimeline.LiveListener other = metrics.requestStarted(tgi, true);
         RequestTimeline u = new RequestTimeline(0, true, other);
         u.onTokenChunk(30 * MS, false, 1);
         u.onUndecodable();
-        metrics.requestFinished("m", "", "", "text_completion", null, "tgi", u.finish(40 * MS, Outcome.OK, 200));
+        metrics.requestFinished(tgi, u.finish(40 * MS, Outcome.OK, 200));
 
         Scrape s = new Scrape(registry.scrape());
         String[] chat = {"model", "m", "operation", "chat", "streaming", "true"};
@@ -50,9 +49,9 @@ class LlmMetricsFormatTest {
         assertThat(s.sum("llm_sidecar_time_to_first_answer_token_seconds_sum", chat)).isEqualTo(0.4);
         assertThat(s.sum("llm_sidecar_time_to_first_answer_token_seconds_count", chat)).isEqualTo(1);
         // answer-only stream: TTFT = first answer, no reasoning sample
-        String[] tgi = {"model", "m", "operation", "text_completion", "streaming", "true"};
-        assertThat(s.sum("llm_sidecar_time_to_first_reasoning_token_seconds_count", tgi)).isZero();
-        assertThat(s.sum("llm_sidecar_time_to_first_answer_token_seconds_sum", tgi)).isEqualTo(0.03);
+        String[] tgiSeries = {"model", "m", "operation", "text_completion", "streaming", "true"};
+        assertThat(s.sum("llm_sidecar_time_to_first_reasoning_token_seconds_count", tgiSeries)).isZero();
+        assertThat(s.sum("llm_sidecar_time_to_first_answer_token_seconds_sum", tgiSeries)).isEqualTo(0.03);
         assertThat(s.sum("llm_sidecar_undecodable_chunks_total", "format", "anthropic_messages", "operation", "chat"))
                 .isEqualTo(2);
         assertThat(s.sum("llm_sidecar_undecodable_chunks_total", "format", "tgi")).isEqualTo(1);

@@ -10,7 +10,6 @@ import dev.llmsidecar.metrics.otlp.OtelRecorder;
 import dev.llmsidecar.metrics.prometheus.PrometheusRecorder;
 import dev.llmsidecar.support.CollectingMetricReader;
 import dev.llmsidecar.support.Scrape;
-import dev.llmsidecar.support.TestConfigs;
 import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.timeline.RequestResult;
 import dev.llmsidecar.timeline.RequestTimeline;
@@ -40,7 +39,7 @@ class MetricDefinitionsTest {
     final Buckets buckets = new Buckets(Buckets.Preset.DEFAULT, List.of(), List.of(), List.of());
     final LlmMetrics metrics = new LlmMetrics(Recorders.of(new PrometheusRecorder(registry.getPrometheusRegistry(), buckets),
             new OtelRecorder(provider.get("test"), buckets)),
-            TestConfigs.sidecar("http://127.0.0.1:1", Map.of()).metrics(), LlmMetrics.Upstream.NONE);
+            Upstream.NONE);
 
     @AfterEach
     void close() {
@@ -49,10 +48,11 @@ class MetricDefinitionsTest {
 
     /** Runs one request through the metrics as the proxy does: live events while it runs, then its end. */
     RequestResult run(boolean streaming, Outcome outcome, java.util.function.Consumer<RequestTimeline> feed, long end) {
-        RequestTimeline t = new RequestTimeline(0, streaming, metrics.requestStarted("m", "", "", "chat", null, streaming));
+        RequestLabels labels = RequestSeriesRig.labels("m", "", "");
+        RequestTimeline t = new RequestTimeline(0, streaming, metrics.requestStarted(labels, streaming));
         feed.accept(t);
         RequestResult r = t.finish(end, outcome, outcome == Outcome.OK ? 200 : 502);
-        metrics.requestFinished("m", "", "", "chat", null, "openai_chat", r);
+        metrics.requestFinished(labels, r);
         return r;
     }
 

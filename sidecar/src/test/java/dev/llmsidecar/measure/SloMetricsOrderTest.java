@@ -50,7 +50,7 @@ class SloMetricsOrderTest {
         Objective batch = new Objective("batch", List.of(), "default", -1, -1, 30_000_000_000L, -1, 0.99, 0.99);
         SloMetrics slo = new SloMetrics(Recorders.of(spy), List.of(interactive, batch));
         order.clear();
-        slo.record("m", "default", "t", "", 10, new SloVerdict(true, List.of(new SloVerdict.ObjectiveResult(interactive,
+        slo.record(RequestSeriesRig.labels("m", "t", ""), 10, new SloVerdict(true, List.of(new SloVerdict.ObjectiveResult(interactive,
                 List.of()), new SloVerdict.ObjectiveResult(batch, List.of()))));
         assertThat(order).as("series incremented, in order").containsSubsequence("llm_sidecar.slo.good_requests",
                 "llm_sidecar.slo.requests");
@@ -62,7 +62,7 @@ class SloMetricsOrderTest {
 
         // a bad request: the totals only, and its violation
         order.clear();
-        slo.record("m", "default", "t", "", 10, new SloVerdict(false, List.of(new SloVerdict.ObjectiveResult(interactive,
+        slo.record(RequestSeriesRig.labels("m", "t", ""), 10, new SloVerdict(false, List.of(new SloVerdict.ObjectiveResult(interactive,
                 List.of(Criterion.TTFT)))));
         assertThat(order).doesNotContain("llm_sidecar.slo.good_requests", "llm_sidecar.slo.objective_good_requests")
                 .contains("llm_sidecar.slo.requests", "llm_sidecar.slo.objective_requests", "llm_sidecar.slo.violations");

@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Test;
 class WorkMetricsTest {
 
     static final long MS = 1_000_000;
+    static final RequestLabels M = RequestSeriesRig.labels("m", "", "");
     static final SloVerdict GOOD = new SloVerdict(true, List.of());
     static final SloVerdict MISSED = new SloVerdict(false, List.of());
     static final SloVerdict NO_OBJECTIVE = new SloVerdict(false, List.of(), SloVerdict.NO_OBJECTIVE);
@@ -53,12 +54,12 @@ class WorkMetricsTest {
     @Test
     void everyGeneratedTokenIsUsefulOrWastedForOneReason() {
         WorkMetrics w = work(Map.of());
-        w.record("m", "", request(10, 100, Outcome.OK), GOOD);
-        w.record("m", "", request(10, 40, Outcome.OK), NO_OBJECTIVE); // completed, nothing to miss
-        w.record("m", "", request(10, 30, Outcome.OK), MISSED);
-        w.record("m", "", request(10, 20, Outcome.CLIENT_CANCELLED), CANCELLED);
-        w.record("m", "", request(10, 7, Outcome.UPSTREAM_BROKEN), MISSED);
-        w.record("m", "", request(10, 0, Outcome.UPSTREAM_ERROR), MISSED); // nothing generated: nothing wasted
+        w.record(M, request(10, 100, Outcome.OK), GOOD);
+        w.record(M, request(10, 40, Outcome.OK), NO_OBJECTIVE); // completed, nothing to miss
+        w.record(M, request(10, 30, Outcome.OK), MISSED);
+        w.record(M, request(10, 20, Outcome.CLIENT_CANCELLED), CANCELLED);
+        w.record(M, request(10, 7, Outcome.UPSTREAM_BROKEN), MISSED);
+        w.record(M, request(10, 0, Outcome.UPSTREAM_ERROR), MISSED); // nothing generated: nothing wasted
         Scrape s = scrape();
         assertThat(s.sum("llm_sidecar_useful_output_tokens_total")).isEqualTo(140);
         assertThat(s.sum("llm_sidecar_wasted_output_tokens_total", "reason", "slo_missed")).isEqualTo(30);
@@ -73,8 +74,8 @@ class WorkMetricsTest {
     void perTokenPricesChargeEveryFinishedRequest() {
         WorkMetrics w = work(Map.of("sidecar.cost.input-price-per-million", "0.5",
                 "sidecar.cost.output-price-per-million", "2.0"));
-        w.record("m", "", request(1000, 500, Outcome.OK), GOOD); // 0.0005 + 0.001
-        w.record("m", "", request(2000, 250, Outcome.CLIENT_CANCELLED), CANCELLED); // 0.001 + 0.0005: paid, wasted
+        w.record(M, request(1000, 500, Outcome.OK), GOOD); // 0.0005 + 0.001
+        w.record(M, request(2000, 250, Outcome.CLIENT_CANCELLED), CANCELLED); // 0.001 + 0.0005: paid, wasted
         Scrape s = scrape();
         assertThat(s.sum("llm_sidecar_cost_spend_total")).isCloseTo(0.003, within(1e-12));
         // 0.003 over 750 output tokens; over the 500 useful ones
@@ -96,11 +97,11 @@ class WorkMetricsTest {
                 "sidecar.cost.output-price-per-million", "4.0",
                 "sidecar.cost.reasoning-output-price-per-million", "2.0"));
         // 10,000 prompt tokens of which 9,000 cached; 1,000 output tokens of which 600 reasoning
-        w.record("m", "", request(10_000, 9_000, 1_000, 600, Outcome.OK), GOOD);
+        w.record(M, request(10_000, 9_000, 1_000, 600, Outcome.OK), GOOD);
         double expected = (1_000 * 1.0 + 9_000 * 0.1 + 400 * 4.0 + 600 * 2.0) / 1e6; // 0.0047
         assertThat(scrape().sum("llm_sidecar_cost_spend_total")).isCloseTo(expected, within(1e-12));
         // what the engine does not report is priced as the plain kind
-        w.record("m", "", request(1_000, 500, Outcome.OK), GOOD);
+        w.record(M, request(1_000, 500, Outcome.OK), GOOD);
         assertThat(scrape().sum("llm_sidecar_cost_spend_total")).isCloseTo(expected + (1_000 * 1.0 + 500 * 4.0) / 1e6,
                 within(1e-12));
         // cost per million good tokens: 0.0077 over 1,500 useful output tokens
@@ -112,7 +113,7 @@ class WorkMetricsTest {
     void withoutTheirOwnPricesCachedAndReasoningTokensCostThePlainPrices() {
         WorkMetrics w = work(Map.of("sidecar.cost.input-price-per-million", "1.0",
                 "sidecar.cost.output-price-per-million", "4.0"));
-        w.record("m", "", request(10_000, 9_000, 1_000, 600, Outcome.OK), GOOD);
+        w.record(M, request(10_000, 9_000, 1_000, 600, Outcome.OK), GOOD);
         assertThat(scrape().sum("llm_sidecar_cost_spend_total")).isCloseTo((10_000 * 1.0 + 1_000 * 4.0) / 1e6,
                 within(1e-12));
     }
@@ -130,8 +131,8 @@ class WorkMetricsTest {
         WorkMetrics w = work(Map.of("sidecar.cost.gpu-hour-price", "2.5", "sidecar.cost.gpus", "4"));
         assertThat(scrape().sum("llm_sidecar_cost_per_million_output_tokens")).as("no tokens yet").isNaN();
         clock.addAndGet(Duration.ofMinutes(30).toNanos());
-        w.record("m", "", request(100, 400_000, Outcome.OK), GOOD);
-        w.record("m", "", request(100, 100_000, Outcome.OK), MISSED);
+        w.record(M, request(100, 400_000, Outcome.OK), GOOD);
+        w.record(M, request(100, 100_000, Outcome.OK), MISSED);
         Scrape s = scrape();
         // 2.5 x 4 GPUs x 0.5 h
         assertThat(s.sum("llm_sidecar_cost_gpu_spend_total")).isCloseTo(5.0, within(1e-9));

@@ -6,7 +6,11 @@ import dev.llmsidecar.engine.EngineHealth;
 import dev.llmsidecar.engine.EngineMetricsScraper;
 import dev.llmsidecar.measure.LiveWindows;
 import dev.llmsidecar.measure.LlmMetrics;
+import dev.llmsidecar.measure.ModelLabels;
+import dev.llmsidecar.measure.RequestLabels;
+import dev.llmsidecar.measure.RequestSeriesRig;
 import dev.llmsidecar.measure.SloMetrics;
+import dev.llmsidecar.measure.Upstream;
 import dev.llmsidecar.metrics.otlp.OtelHistogramProducer;
 import dev.llmsidecar.metrics.otlp.OtelRecorder;
 import dev.llmsidecar.metrics.prometheus.PrometheusRecorder;
@@ -96,8 +100,8 @@ class MetricsContractParityTest {
                 "sidecar.windows.durations", "PT1M,PT5M", "sidecar.windows.drift-short", "PT1M",
                 "sidecar.windows.drift-baseline", "PT5M"));
         SloPolicy policy = new SloPolicy(config.slo());
-        LlmMetrics metrics = new LlmMetrics(recorders, config.metrics(),
-                new LlmMetrics.Upstream("openai", "127.0.0.1", 8000));
+        LlmMetrics metrics = new LlmMetrics(recorders, new Upstream("127.0.0.1", 8000));
+        ModelLabels models = new ModelLabels(config.metrics().maxModels(), List.of());
         SloMetrics slo = new SloMetrics(recorders, policy.objectives(), true); // declared values too
         LiveWindows windows = new LiveWindows(recorders, config.windows(), System::nanoTime);
         dev.llmsidecar.measure.SaturationMetrics saturation = new dev.llmsidecar.measure.SaturationMetrics(recorders,
@@ -138,7 +142,7 @@ class MetricsContractParityTest {
             health.start();
             dev.llmsidecar.engine.ServedModels served = new dev.llmsidecar.engine.ServedModels(vertx, recorders,
                     URI.create("http://127.0.0.1:" + port + "/v1/models"), Duration.ofMillis(100),
-                    Duration.ofSeconds(1), metrics.models()::listed);
+                    Duration.ofSeconds(1), models::listed);
             served.start();
 
             // ---- GPUs: a scrape of a DCGM exporter (its own server), one GPU of pod "p"; waits until it is up ----
@@ -166,23 +170,24 @@ class MetricsContractParityTest {
                     () -> 1000, () -> 2000); // the proxy's memory budgets
 
             // traffic: every kind of request
+            RequestLabels request = RequestSeriesRig.labels("m", "t", "1");
             for (RequestResult r : List.of(stream(Outcome.OK, 200, true), stream(Outcome.UPSTREAM_ERROR, 500, false),
                     stream(Outcome.CLIENT_CANCELLED, 200, false), whole(true))) {
-                var live = metrics.requestStarted("m", "t", "1", "chat", null, r.streaming());
+                var live = metrics.requestStarted(request, r.streaming());
                 live.onFirstResponseChunk(10 * MS);
                 live.onFirstToken(100 * MS);
                 live.onFirstReasoningToken(100 * MS);
                 live.onFirstAnswerToken(150 * MS);
                 live.onChunkGap(50 * MS);
                 live.onEnd();
-                metrics.requestFinished("m", "t", "1", "chat", null, "openai_chat", r);
+                metrics.requestFinished(request, r);
                 saturation.record(live.loadAtArrival(), r);
                 var verdict = SloEvaluator.evaluate(r, policy.applicable("m", "default"));
-                slo.record("m", "default", "t", "1", r.outputTokens(), verdict);
-                windows.record("m", r);
-                work.record("m", "t", r, verdict);
+                slo.record(request, r.outputTokens(), verdict);
+                windows.record(request, r);
+                work.record(request, r, verdict);
             }
-            slo.record("m", "default", "t", "1", 1, SloEvaluator.evaluate(stream(Outcome.OK, 200, false), List.of()));
+            slo.record(request, 1, SloEvaluator.evaluate(stream(Outcome.OK, 200, false), List.of()));
             metrics.chunkWritten(MS);
             Thread.sleep(300); // the waiting depth is sampled on a 250 ms grid: one grid point has passed
             metrics.sampleQueueDepth();

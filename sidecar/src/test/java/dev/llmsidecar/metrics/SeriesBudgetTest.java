@@ -4,7 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.llmsidecar.measure.LiveWindows;
 import dev.llmsidecar.measure.LlmMetrics;
+import dev.llmsidecar.measure.RequestLabels;
+import dev.llmsidecar.measure.RequestSeriesRig;
 import dev.llmsidecar.measure.SloMetrics;
+import dev.llmsidecar.measure.Upstream;
 import dev.llmsidecar.metrics.prometheus.PrometheusRecorder;
 import dev.llmsidecar.slo.SloEvaluator;
 import dev.llmsidecar.slo.SloPolicy;
@@ -123,7 +126,8 @@ public class SeriesBudgetTest {
     }
 
     private static void run(Recorders recorders, dev.llmsidecar.config.SidecarConfig config, SloPolicy policy) {
-        LlmMetrics metrics = new LlmMetrics(recorders, config.metrics(), LlmMetrics.Upstream.NONE);
+        LlmMetrics metrics = new LlmMetrics(recorders, Upstream.NONE);
+        RequestLabels labels = RequestSeriesRig.labels("m", "a", "");
         SloMetrics slo = new SloMetrics(recorders, policy.objectives());
         LiveWindows windows = new LiveWindows(recorders, config.windows(), System::nanoTime);
         // cost at a per-token price: its spend series is per model (and tenant)
@@ -142,7 +146,7 @@ public class SeriesBudgetTest {
                     for (long cached : new long[] {60, 0, -1}) {
                         for (boolean slow : new boolean[] {false, true}) {
                             RequestTimeline t = new RequestTimeline(0, streaming,
-                                    metrics.requestStarted("m", "a", "", "chat", null, streaming));
+                                    metrics.requestStarted(labels, streaming));
                             long gap = slow ? 2000 * MS : 20 * MS;
                             t.onUpstreamHeaders(5 * MS);
                             t.onDataChunk(10 * MS);
@@ -153,12 +157,12 @@ public class SeriesBudgetTest {
                             t.onFinishReason(finishReasons.get(n % finishReasons.size()));
                             t.onServerTimings(new ServerTimings(MS, MS, 50 * MS, 40 * MS));
                             RequestResult r = t.finish((slow ? 40_000 : 200) * MS, outcome, status);
-                            metrics.requestFinished("m", "a", "", "chat", null, "openai_chat", r);
+                            metrics.requestFinished(labels, r);
                             var verdict = SloEvaluator.evaluate(r, policy.applicable("m", "default"),
                                     policy.badClientStatuses());
-                            slo.record("m", "default", "a", "", r.outputTokens(), verdict);
-                            work.record("m", "a", r, verdict);
-                            windows.record("m", r);
+                            slo.record(labels, r.outputTokens(), verdict);
+                            work.record(labels, r, verdict);
+                            windows.record(labels, r);
                             n++;
                         }
                     }
@@ -166,28 +170,22 @@ public class SeriesBudgetTest {
             }
             // the end_reason values the loop above cannot reach: an error inside a 200 stream, no head at all, a
             // client gone before the first token
-            RequestTimeline inStream = new RequestTimeline(0, streaming, metrics.requestStarted("m", "a", "", "chat", null,
-                    streaming));
+            RequestTimeline inStream = new RequestTimeline(0, streaming, metrics.requestStarted(labels, streaming));
             inStream.onUpstreamHeaders(5 * MS);
             inStream.onStreamError();
-            metrics.requestFinished("m", "a", "", "chat", null, "openai_chat", inStream.finish(100 * MS, Outcome.OK, 200));
-            RequestTimeline noHead = new RequestTimeline(0, streaming, metrics.requestStarted("m", "a", "", "chat", null,
-                    streaming));
-            metrics.requestFinished("m", "a", "", "chat", null, "openai_chat",
-                    noHead.finish(100 * MS, Outcome.UPSTREAM_ERROR, 502));
-            RequestTimeline gone = new RequestTimeline(0, streaming, metrics.requestStarted("m", "a", "", "chat", null,
-                    streaming));
+            metrics.requestFinished(labels, inStream.finish(100 * MS, Outcome.OK, 200));
+            RequestTimeline noHead = new RequestTimeline(0, streaming, metrics.requestStarted(labels, streaming));
+            metrics.requestFinished(labels, noHead.finish(100 * MS, Outcome.UPSTREAM_ERROR, 502));
+            RequestTimeline gone = new RequestTimeline(0, streaming, metrics.requestStarted(labels, streaming));
             gone.onUpstreamHeaders(5 * MS);
-            metrics.requestFinished("m", "a", "", "chat", null, "openai_chat",
-                    gone.finish(100 * MS, Outcome.CLIENT_CANCELLED, 200));
+            metrics.requestFinished(labels, gone.finish(100 * MS, Outcome.CLIENT_CANCELLED, 200));
             // a client that stopped reading, cut at the send timeout
-            RequestTimeline stopped = new RequestTimeline(0, streaming, metrics.requestStarted("m", "a", "", "chat",
-                    null, streaming));
+            RequestTimeline stopped = new RequestTimeline(0, streaming, metrics.requestStarted(labels, streaming));
             stopped.onUpstreamHeaders(5 * MS);
             stopped.onClientStoppedReading();
-            metrics.requestFinished("m", "a", "", "chat", null, "openai_chat",
-                    stopped.finish(100 * MS, Outcome.CLIENT_CANCELLED, 200));
+            metrics.requestFinished(labels, stopped.finish(100 * MS, Outcome.CLIENT_CANCELLED, 200));
         }
-        metrics.requestShed("chat", null); // memory past its mark: refused before the engine
+        // memory past its mark: refused before the engine, as the model the engine serves (none here: "unknown")
+        metrics.requestShed(RequestSeriesRig.shed("unknown", "chat", "openai_chat"));
     }
 }

@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.live.LiveStats;
+import dev.llmsidecar.measure.RequestLabels;
 import dev.llmsidecar.measure.RequestReporter;
+import dev.llmsidecar.measure.TenantLabels;
 import dev.llmsidecar.sim.EngineBehaviour;
 import dev.llmsidecar.support.ProxyFixture;
 import dev.llmsidecar.support.Scrape;
@@ -42,7 +44,7 @@ class CardinalityAndLoadTest {
             int seriesAt10k = -1;
             for (int i = 0; i < 100_000; i++) {
                 String modelName = "model-" + i;
-                String model = reporter.metrics().modelLabel(modelName);
+                String model = reporter.labelSources().models().label(modelName);
                 String sloClass = reporter.policy().sloClass("class-" + i);
                 oneStream(reporter, chat, modelName, model, "", sloClass, i % 10 == 0);
                 if (i == 9_999) {
@@ -80,10 +82,11 @@ class CardinalityAndLoadTest {
                 String name = "tenant-" + i;
                 // twice each, as the proxy does it: a tenant gets a value of its own after its first 2xx
                 for (int twice = 0; twice < 2; twice++) {
-                    String who = reporter.tenants().tenantOf(h -> h.equals("x-tenant") ? name : null);
-                    oneStream(reporter, chat, "sim-llama-8b", "sim-llama-8b", reporter.tenants().label(who), "default",
+                    TenantLabels tenants = reporter.labelSources().tenants();
+                    String who = tenants.tenantOf(h -> h.equals("x-tenant") ? name : null);
+                    oneStream(reporter, chat, "sim-llama-8b", "sim-llama-8b", tenants.label(who), "default",
                             i % 10 == 0);
-                    reporter.tenants().admit(who);
+                    tenants.admit(who);
                 }
                 if (i == 9_999) {
                     seriesAt10k = seriesCount(f.scrape());
@@ -154,14 +157,15 @@ class CardinalityAndLoadTest {
     /** One streamed request with two tokens, reported as the proxy does; cancelled by the client when asked. */
     static void oneStream(RequestReporter reporter, LlmOperation chat, String modelName, String model, String tenant,
             String sloClass, boolean cancelled) {
-        var live = reporter.started(model, tenant, "", chat, true);
+        var live = reporter.started(new RequestLabels(model, chat.label(), reporter.labelSources().provider(chat),
+                chat.format().name(), tenant, "", sloClass), true);
         long t = System.nanoTime();
         RequestTimeline timeline = new RequestTimeline(t, true, live);
         timeline.onUpstreamHeaders(t + 1_000_000);
         timeline.onDataChunk(t + 2_000_000);
         timeline.onTokenChunk(t + 3_000_000, false, -1);
         timeline.onTokenChunk(t + 4_000_000, false, -1);
-        reporter.finished(modelName, model, tenant, "", chat, sloClass, null, live.loadAtArrival(),
+        reporter.finished(live, modelName, null,
                 timeline.finish(t + 5_000_000, cancelled ? Outcome.CLIENT_CANCELLED : Outcome.OK, 200));
     }
 
