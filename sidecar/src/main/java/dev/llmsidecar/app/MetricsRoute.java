@@ -35,7 +35,7 @@ public class MetricsRoute {
             TelemetryProducer telemetry) {
         management.router().get("/q/metrics").order(-100).handler(rc -> {
             String accept = rc.request().getHeader("accept");
-            telemetry.telemetry().metrics().sampleQueueDepth(); // the time-weighted samples up to now
+            telemetry.telemetry().inFlight().sampleQueueDepth(); // the time-weighted samples up to now
             // a scrape of a few hundred KB: render it off the event loop that carries the management traffic
             rc.vertx().executeBlocking(() -> scrape.render(registry.getPrometheusRegistry(), accept), false)
                     .onComplete(ar -> {

@@ -4,12 +4,15 @@ import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.live.LiveHistory;
 import dev.llmsidecar.live.LiveSources;
 import dev.llmsidecar.live.LiveStats;
+import dev.llmsidecar.measure.EndSeries;
+import dev.llmsidecar.measure.InFlight;
 import dev.llmsidecar.measure.LabelSources;
+import dev.llmsidecar.measure.LiveSeries;
 import dev.llmsidecar.measure.LiveWindows;
-import dev.llmsidecar.measure.LlmMetrics;
 import dev.llmsidecar.measure.RequestReporter;
 import dev.llmsidecar.measure.SaturationMetrics;
 import dev.llmsidecar.measure.SloMetrics;
+import dev.llmsidecar.measure.TrafficMetrics;
 import dev.llmsidecar.measure.TrafficRecorder;
 import dev.llmsidecar.measure.Upstream;
 import dev.llmsidecar.measure.WorkMetrics;
@@ -27,6 +30,8 @@ import dev.llmsidecar.otel.TraceExemplars;
 import dev.llmsidecar.slo.DeclaredTrust;
 import dev.llmsidecar.slo.GoodputWindows;
 import dev.llmsidecar.slo.SloPolicy;
+import dev.llmsidecar.timeline.StallThresholds;
+import dev.llmsidecar.timeline.StallWatch;
 import dev.llmsidecar.trace.TraceRecorder;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import io.vertx.core.json.JsonObject;
@@ -44,7 +49,7 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
 
     private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(SidecarTelemetry.class);
 
-    private final LlmMetrics metrics;
+    private final InFlight inFlight;
     private final Buckets buckets;
     private final Recorders recorders;
     private final SloPolicy policy;
@@ -85,16 +90,18 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
         URI upstream = config.upstream().url();
         int port = upstream.getPort() > 0 ? upstream.getPort() : "https".equalsIgnoreCase(upstream.getScheme()) ? 443
                 : 80;
-        this.metrics = new LlmMetrics(recorders, new Upstream(upstream.getHost(), port),
-                dev.llmsidecar.timeline.StallThresholds.of(config.stall().firstTokenThreshold(),
-                        config.stall().threshold()), System::nanoTime); // the clock of the exchanges' stamps
+        StallThresholds stall = StallThresholds.of(config.stall().firstTokenThreshold(), config.stall().threshold());
+        TrafficMetrics trafficMetrics = new TrafficMetrics(recorders);
+        this.inFlight = new InFlight(recorders, new StallWatch(stall, System::nanoTime)); // the exchanges' clock
+        Upstream genaiUpstream = new Upstream(upstream.getHost(), port);
         this.goodput = new GoodputWindows(nanoClock, config.windows().durations());
         this.windows = new LiveWindows(recorders, config.windows(), nanoClock);
         this.history = new LiveHistory(LiveWindows.label(goodput.windows().get(0)));
         this.tracing = RequestTracing.of(otel, provider, conventions);
-        this.saturation = new SaturationMetrics(recorders, config.saturation(), metrics::inFlight, nanoClock);
-        this.reporter = new RequestReporter(labels, metrics, policy, declaredTrust(config.slo().declared(), nanoClock),
-                new SloMetrics(recorders, policy.allObjectives(),
+        this.saturation = new SaturationMetrics(recorders, config.saturation(), inFlight::count, nanoClock);
+        this.reporter = new RequestReporter(labels, trafficMetrics, new LiveSeries(recorders, genaiUpstream, inFlight),
+                new EndSeries(recorders, genaiUpstream, stall), policy,
+                declaredTrust(config.slo().declared(), nanoClock), new SloMetrics(recorders, policy.allObjectives(),
                 policy.declared().enabled()), goodput, windows, saturation,
                 new WorkMetrics(recorders, config.cost(), nanoClock));
         // the trace recorder follows every LLM exchange beside the metrics, when it is on (and nothing when off)
@@ -142,8 +149,10 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
         return buckets;
     }
 
-    public LlmMetrics metrics() {
-        return metrics;
+    /** The LLM requests in flight, their wait for a first token and the open streams' stalls. */
+    @Override
+    public InFlight inFlight() {
+        return inFlight;
     }
 
     public RequestReporter reporter() {
@@ -188,8 +197,8 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
         Duration window = goodput.windows().get(0);
         long now = System.nanoTime();
         JsonObject plotted;
-        if (lastPlotted == null || metrics.inFlight() > 0
-                || lastPlottedNanos - metrics.lastEndNanos() <= window.plus(LiveHistory.STEP).toNanos()) {
+        if (lastPlotted == null || inFlight.count() > 0
+                || lastPlottedNanos - inFlight.lastEndNanos() <= window.plus(LiveHistory.STEP).toNanos()) {
             plotted = LiveStats.renderPlotted(this, window);
             lastPlotted = plotted;
             lastPlottedNanos = now;

@@ -2,7 +2,7 @@ package dev.llmsidecar.app;
 
 import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.live.LiveHistory;
-import dev.llmsidecar.measure.LlmMetrics;
+import dev.llmsidecar.measure.InFlight;
 import dev.llmsidecar.observe.TrafficObserver;
 import dev.llmsidecar.otel.OtelPipeline;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -65,9 +65,9 @@ public class TelemetryProducer {
     void startSampling(@Observes StartupEvent event, Vertx vertx) {
         this.vertx = vertx;
         SidecarTelemetry t = telemetry();
-        LlmMetrics metrics = t.metrics();
+        InFlight inFlight = t.inFlight();
         historySampler = vertx.setPeriodic(1, LiveHistory.STEP.toMillis(), id -> vertx.executeBlocking(() -> {
-            metrics.sampleQueueDepth();
+            inFlight.sampleQueueDepth();
             t.sampleHistory(System.currentTimeMillis());
             return null;
         }));

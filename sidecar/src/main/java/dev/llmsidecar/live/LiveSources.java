@@ -1,7 +1,7 @@
 package dev.llmsidecar.live;
 
+import dev.llmsidecar.measure.InFlight;
 import dev.llmsidecar.measure.LiveWindows;
-import dev.llmsidecar.measure.LlmMetrics;
 import dev.llmsidecar.measure.SaturationMetrics;
 import dev.llmsidecar.slo.GoodputWindows;
 import io.vertx.core.json.JsonObject;
@@ -9,7 +9,7 @@ import io.vertx.core.json.JsonObject;
 /** What the views of /q/llm read: the measurements they render, nothing they would change. */
 public interface LiveSources {
 
-    LlmMetrics metrics();
+    InFlight inFlight();
 
     GoodputWindows goodput();
 

@@ -59,11 +59,11 @@ public final class LiveStats {
     }
 
     private static JsonObject load(LiveSources t) {
-        var stalls = t.metrics().scan();
+        var stalls = t.inFlight().scan();
         return new JsonObject()
-                .put("in_flight", t.metrics().inFlight())
-                .put("waiting_first_token", t.metrics().waitingFirstToken())
-                .put("max_in_flight", t.metrics().maxInFlight())
+                .put("in_flight", t.inFlight().count())
+                .put("waiting_first_token", t.inFlight().waitingFirstToken())
+                .put("max_in_flight", t.inFlight().max())
                 .put("stalled_streams", stalls.stalled())
                 .put("longest_silence_first_token_seconds",
                         stalls.longestSilenceNanos(dev.llmsidecar.timeline.StreamPhase.FIRST_TOKEN) / 1e9)

@@ -27,7 +27,7 @@ final class ExchangeRecorder implements ExchangeObserver {
 
     private final RequestReporter reporter;
     private final LabelSources sources;
-    private final LlmMetrics metrics;
+    private final TrafficMetrics traffic;
     private final LlmOperation operation;
     private final long receivedNanos;
     private final String sloClass;
@@ -48,14 +48,14 @@ final class ExchangeRecorder implements ExchangeObserver {
     private boolean streamRequested;
     private RequestTimeline timeline;
     /** Its live recorder, from the timeline's start: the request's labels, fixed from then on, and its load. */
-    private LlmMetrics.LiveRequest live;
+    private LiveRequest live;
 
     ExchangeRecorder(RequestReporter reporter, RequestTracing tracing, RequestHead head, LlmOperation operation,
             long receivedNanos, ExchangeFollower.Followed followed) {
         this.followed = followed;
         this.reporter = reporter;
         this.sources = reporter.labelSources();
-        this.metrics = reporter.metrics();
+        this.traffic = reporter.traffic();
         this.operation = operation;
         this.receivedNanos = receivedNanos;
         this.declared = reporter.declaredObjectives(head::header);
@@ -106,7 +106,7 @@ final class ExchangeRecorder implements ExchangeObserver {
                     operation.format().name(), tenant, priority, sloClass);
             live = reporter.started(labels, streaming);
             timeline = new RequestTimeline(receivedNanos, streaming, span == RequestSpan.NOOP ? live
-                    : new SpanScopedListener(live, span), metrics.itlGrid());
+                    : new SpanScopedListener(live, span), reporter.itlGrid());
         }
     }
 
@@ -127,7 +127,7 @@ final class ExchangeRecorder implements ExchangeObserver {
 
     @Override
     public void written(long arrivedNanos, long writtenNanos) {
-        metrics.chunkWritten(writtenNanos - arrivedNanos);
+        traffic.chunkWritten(writtenNanos - arrivedNanos);
     }
 
     @Override
@@ -150,7 +150,7 @@ final class ExchangeRecorder implements ExchangeObserver {
 
     @Override
     public void ended(Outcome outcome, int status, long nanos) {
-        metrics.httpRequest("llm", TrafficRecorder.statusClass(status));
+        traffic.httpRequest("llm", TrafficRecorder.statusClass(status));
         startTimeline(streamRequested);
         if (status / 100 == 2) {
             sources.tenants().admit(tenantName); // the engine accepted it: a tenant of its own from now on

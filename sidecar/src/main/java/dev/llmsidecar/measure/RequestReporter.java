@@ -7,20 +7,23 @@ import dev.llmsidecar.slo.Objective;
 import dev.llmsidecar.slo.SloEvaluator;
 import dev.llmsidecar.slo.SloPolicy;
 import dev.llmsidecar.slo.SloVerdict;
+import dev.llmsidecar.timeline.ItlGrid;
 import dev.llmsidecar.timeline.RequestResult;
 import dev.llmsidecar.wire.LlmOperation;
 import java.util.List;
 import java.util.function.UnaryOperator;
 
 /**
- * Where an LLM request's measurements go: latency and token series, the SLO verdict (goodput, attainment) and the
- * live windows, each given the request's labels whole. One place, so every exporter sees the same result and
+ * Where an LLM request's measurements go: live and end-of-request series, the SLO verdict (goodput, attainment) and
+ * the live windows, each given the request's labels whole. One place, so every exporter sees the same result and
  * verdict; the series themselves go to every backend through the metrics contract.
  */
 public final class RequestReporter {
 
     private final LabelSources labels;
-    private final LlmMetrics metrics;
+    private final TrafficMetrics traffic;
+    private final LiveSeries live;
+    private final EndSeries end;
     private final SloPolicy policy;
     private final DeclaredTrust trust;
     private final SloMetrics sloMetrics;
@@ -29,13 +32,15 @@ public final class RequestReporter {
     private final SaturationMetrics saturation;
     private final WorkMetrics work;
 
-    public RequestReporter(LabelSources labels, LlmMetrics metrics, SloPolicy policy, DeclaredTrust trust,
-            SloMetrics sloMetrics, GoodputWindows goodput, LiveWindows windows, SaturationMetrics saturation,
-            WorkMetrics work) {
+    public RequestReporter(LabelSources labels, TrafficMetrics traffic, LiveSeries live, EndSeries end,
+            SloPolicy policy, DeclaredTrust trust, SloMetrics sloMetrics, GoodputWindows goodput, LiveWindows windows,
+            SaturationMetrics saturation, WorkMetrics work) {
         this.labels = labels;
-        this.metrics = metrics;
-        this.trust = trust;
+        this.traffic = traffic;
+        this.live = live;
+        this.end = end;
         this.policy = policy;
+        this.trust = trust;
         this.sloMetrics = sloMetrics;
         this.goodput = goodput;
         this.windows = windows;
@@ -46,6 +51,16 @@ public final class RequestReporter {
     /** Where a request's label values come from (model, tenant, priority), each bounded. */
     public LabelSources labelSources() {
         return labels;
+    }
+
+    /** What is measured of every proxied request, LLM call or not. */
+    public TrafficMetrics traffic() {
+        return traffic;
+    }
+
+    /** The bucket layout of every stream's ITL samples. */
+    public ItlGrid itlGrid() {
+        return end.itlGrid();
     }
 
     /**
@@ -69,10 +84,6 @@ public final class RequestReporter {
         return trust;
     }
 
-    public LlmMetrics metrics() {
-        return metrics;
-    }
-
     public SloPolicy policy() {
         return policy;
     }
@@ -81,8 +92,8 @@ public final class RequestReporter {
      * Starts the live measurements of a request (in-flight and waiting gauges, TTFT and chunk gaps as they happen).
      * {@link #finished} takes what it returns.
      */
-    public LlmMetrics.LiveRequest started(RequestLabels labels, boolean streaming) {
-        return metrics.requestStarted(labels, streaming);
+    public LiveRequest started(RequestLabels labels, boolean streaming) {
+        return live.started(labels, streaming);
     }
 
     /**
@@ -91,10 +102,11 @@ public final class RequestReporter {
      * @param declared the objectives the request declared ({@link #declaredObjectives}), or null: the configured ones
      *     for its model and class judge it
      */
-    public SloVerdict finished(LlmMetrics.LiveRequest request, String modelName, List<Objective> declared,
+    public SloVerdict finished(LiveRequest request, String modelName, List<Objective> declared,
             RequestResult result) {
         RequestLabels labels = request.labels();
-        metrics.requestFinished(labels, result);
+        request.ended(result);
+        end.record(labels, result);
         SloVerdict verdict = SloEvaluator.evaluate(result, declared != null ? declared
                 : policy.applicable(modelName, labels.sloClass()), policy.badClientStatuses());
         sloMetrics.record(labels, result.outputTokens(), verdict);
@@ -107,8 +119,8 @@ public final class RequestReporter {
         return verdict;
     }
 
-    /** An LLM request shed with 503 before it reached the engine ({@link LlmMetrics#requestShed}). */
+    /** An LLM request shed with 503 before it reached the engine ({@link EndSeries#shed}). */
     public void shed(LlmOperation operation) {
-        metrics.requestShed(labels.shed(operation));
+        end.shed(labels.shed(operation));
     }
 }

@@ -17,7 +17,7 @@ public final class TrafficRecorder implements TrafficObserver {
 
     private final RequestReporter reporter;
     private final RequestTracing tracing;
-    private final LlmMetrics metrics;
+    private final TrafficMetrics metrics;
     private final ProxyCounters counters;
     /** What follows LLM exchanges beside the metrics (the trace recorder), or null: none. */
     private final ExchangeFollower follower;
@@ -34,7 +34,7 @@ public final class TrafficRecorder implements TrafficObserver {
         this.reporter = reporter;
         this.follower = follower;
         this.tracing = tracing;
-        this.metrics = reporter.metrics();
+        this.metrics = reporter.traffic();
         this.counters = metrics.proxy();
         this.other = new ExchangeObserver() {
             @Override

@@ -282,8 +282,8 @@ class LoadAgreementTest {
                     waiting = Arrays.copyOf(waiting, n * 2);
                 }
                 // in flight first: a request starting in between is counted waiting, never as having a first token
-                inFlight[n] = f.telemetry.metrics().inFlight();
-                waiting[n] = f.telemetry.metrics().waitingFirstToken();
+                inFlight[n] = f.telemetry.inFlight().count();
+                waiting[n] = f.telemetry.inFlight().waitingFirstToken();
                 times[n] = System.nanoTime();
                 n++;
                 LockSupport.parkNanos(1_000_000L);

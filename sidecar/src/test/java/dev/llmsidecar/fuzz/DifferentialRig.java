@@ -278,10 +278,10 @@ final class DifferentialRig implements AutoCloseable {
      */
     private void awaitNothingInFlight(StreamScenario s) {
         long deadline = System.nanoTime() + 5_000_000_000L;
-        while (fixture.proxy().inFlight() != 0 || fixture.telemetry.metrics().inFlight() != 0) {
+        while (fixture.proxy().inFlight() != 0 || fixture.telemetry.inFlight().count() != 0) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError("still in flight 5 s after the responses ended: proxy "
-                        + fixture.proxy().inFlight() + ", gauge " + fixture.telemetry.metrics().inFlight() + "\n"
+                        + fixture.proxy().inFlight() + ", gauge " + fixture.telemetry.inFlight().count() + "\n"
                         + s.describe());
             }
             LockSupport.parkNanos(50_000);

@@ -37,9 +37,8 @@ class MetricDefinitionsTest {
     final CollectingMetricReader otlp = new CollectingMetricReader();
     final SdkMeterProvider provider = SdkMeterProvider.builder().registerMetricReader(otlp).build();
     final Buckets buckets = new Buckets(Buckets.Preset.DEFAULT, List.of(), List.of(), List.of());
-    final LlmMetrics metrics = new LlmMetrics(Recorders.of(new PrometheusRecorder(registry.getPrometheusRegistry(), buckets),
-            new OtelRecorder(provider.get("test"), buckets)),
-            Upstream.NONE);
+    final RequestSeriesRig metrics = new RequestSeriesRig(Recorders.of(new PrometheusRecorder(
+            registry.getPrometheusRegistry(), buckets), new OtelRecorder(provider.get("test"), buckets)), Upstream.NONE);
 
     @AfterEach
     void close() {
@@ -48,11 +47,11 @@ class MetricDefinitionsTest {
 
     /** Runs one request through the metrics as the proxy does: live events while it runs, then its end. */
     RequestResult run(boolean streaming, Outcome outcome, java.util.function.Consumer<RequestTimeline> feed, long end) {
-        RequestLabels labels = RequestSeriesRig.labels("m", "", "");
-        RequestTimeline t = new RequestTimeline(0, streaming, metrics.requestStarted(labels, streaming));
+        LiveRequest live = metrics.started(RequestSeriesRig.labels("m", "", ""), streaming);
+        RequestTimeline t = new RequestTimeline(0, streaming, live);
         feed.accept(t);
         RequestResult r = t.finish(end, outcome, outcome == Outcome.OK ? 200 : 502);
-        metrics.requestFinished(labels, r);
+        metrics.finished(live, r);
         return r;
     }
 

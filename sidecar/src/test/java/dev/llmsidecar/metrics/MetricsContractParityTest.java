@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.llmsidecar.engine.EngineHealth;
 import dev.llmsidecar.engine.EngineMetricsScraper;
 import dev.llmsidecar.measure.LiveWindows;
-import dev.llmsidecar.measure.LlmMetrics;
 import dev.llmsidecar.measure.ModelLabels;
 import dev.llmsidecar.measure.RequestLabels;
 import dev.llmsidecar.measure.RequestSeriesRig;
@@ -100,12 +99,12 @@ class MetricsContractParityTest {
                 "sidecar.windows.durations", "PT1M,PT5M", "sidecar.windows.drift-short", "PT1M",
                 "sidecar.windows.drift-baseline", "PT5M"));
         SloPolicy policy = new SloPolicy(config.slo());
-        LlmMetrics metrics = new LlmMetrics(recorders, new Upstream("127.0.0.1", 8000));
+        RequestSeriesRig metrics = new RequestSeriesRig(recorders, new Upstream("127.0.0.1", 8000));
         ModelLabels models = new ModelLabels(config.metrics().maxModels(), List.of());
         SloMetrics slo = new SloMetrics(recorders, policy.objectives(), true); // declared values too
         LiveWindows windows = new LiveWindows(recorders, config.windows(), System::nanoTime);
         dev.llmsidecar.measure.SaturationMetrics saturation = new dev.llmsidecar.measure.SaturationMetrics(recorders,
-                config.saturation(), metrics::inFlight, System::nanoTime);
+                config.saturation(), metrics.inFlight::count, System::nanoTime);
         // useful / wasted tokens and cost, at a per-token price (a GPU-hour price is the other way: WorkMetricsTest)
         dev.llmsidecar.measure.WorkMetrics work = new dev.llmsidecar.measure.WorkMetrics(recorders,
                 TestConfigs.sidecar("http://127.0.0.1:1", Map.of("sidecar.cost.input-price-per-million", "0.5",
@@ -173,14 +172,14 @@ class MetricsContractParityTest {
             RequestLabels request = RequestSeriesRig.labels("m", "t", "1");
             for (RequestResult r : List.of(stream(Outcome.OK, 200, true), stream(Outcome.UPSTREAM_ERROR, 500, false),
                     stream(Outcome.CLIENT_CANCELLED, 200, false), whole(true))) {
-                var live = metrics.requestStarted(request, r.streaming());
+                var live = metrics.started(request, r.streaming());
                 live.onFirstResponseChunk(10 * MS);
                 live.onFirstToken(100 * MS);
                 live.onFirstReasoningToken(100 * MS);
                 live.onFirstAnswerToken(150 * MS);
                 live.onChunkGap(50 * MS);
                 live.onEnd();
-                metrics.requestFinished(request, r);
+                metrics.finished(live, r);
                 saturation.record(live.loadAtArrival(), r);
                 var verdict = SloEvaluator.evaluate(r, policy.applicable("m", "default"));
                 slo.record(request, r.outputTokens(), verdict);
@@ -188,10 +187,10 @@ class MetricsContractParityTest {
                 work.record(request, r, verdict);
             }
             slo.record(request, 1, SloEvaluator.evaluate(stream(Outcome.OK, 200, false), List.of()));
-            metrics.chunkWritten(MS);
+            metrics.traffic.chunkWritten(MS);
             Thread.sleep(300); // the waiting depth is sampled on a 250 ms grid: one grid point has passed
-            metrics.sampleQueueDepth();
-            metrics.httpRequest("llm", "2xx");
+            metrics.inFlight.sampleQueueDepth();
+            metrics.traffic.httpRequest("llm", "2xx");
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
             while (!(scraper.latest().kind() != dev.llmsidecar.engine.EngineKind.UNKNOWN && health.started()
                     && !served.names().isEmpty()) && System.nanoTime() < deadline) {

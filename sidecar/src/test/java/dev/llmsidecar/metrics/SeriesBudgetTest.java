@@ -3,7 +3,7 @@ package dev.llmsidecar.metrics;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.llmsidecar.measure.LiveWindows;
-import dev.llmsidecar.measure.LlmMetrics;
+import dev.llmsidecar.measure.LiveRequest;
 import dev.llmsidecar.measure.RequestLabels;
 import dev.llmsidecar.measure.RequestSeriesRig;
 import dev.llmsidecar.measure.SloMetrics;
@@ -126,7 +126,7 @@ public class SeriesBudgetTest {
     }
 
     private static void run(Recorders recorders, dev.llmsidecar.config.SidecarConfig config, SloPolicy policy) {
-        LlmMetrics metrics = new LlmMetrics(recorders, Upstream.NONE);
+        RequestSeriesRig metrics = new RequestSeriesRig(recorders, Upstream.NONE);
         RequestLabels labels = RequestSeriesRig.labels("m", "a", "");
         SloMetrics slo = new SloMetrics(recorders, policy.objectives());
         LiveWindows windows = new LiveWindows(recorders, config.windows(), System::nanoTime);
@@ -145,8 +145,8 @@ public class SeriesBudgetTest {
                 for (int status : outcome == Outcome.UPSTREAM_ERROR ? new int[] {500, 429, 400} : new int[] {200}) {
                     for (long cached : new long[] {60, 0, -1}) {
                         for (boolean slow : new boolean[] {false, true}) {
-                            RequestTimeline t = new RequestTimeline(0, streaming,
-                                    metrics.requestStarted(labels, streaming));
+                            LiveRequest live = metrics.started(labels, streaming);
+                            RequestTimeline t = new RequestTimeline(0, streaming, live);
                             long gap = slow ? 2000 * MS : 20 * MS;
                             t.onUpstreamHeaders(5 * MS);
                             t.onDataChunk(10 * MS);
@@ -157,7 +157,7 @@ public class SeriesBudgetTest {
                             t.onFinishReason(finishReasons.get(n % finishReasons.size()));
                             t.onServerTimings(new ServerTimings(MS, MS, 50 * MS, 40 * MS));
                             RequestResult r = t.finish((slow ? 40_000 : 200) * MS, outcome, status);
-                            metrics.requestFinished(labels, r);
+                            metrics.finished(live, r);
                             var verdict = SloEvaluator.evaluate(r, policy.applicable("m", "default"),
                                     policy.badClientStatuses());
                             slo.record(labels, r.outputTokens(), verdict);
@@ -170,22 +170,26 @@ public class SeriesBudgetTest {
             }
             // the end_reason values the loop above cannot reach: an error inside a 200 stream, no head at all, a
             // client gone before the first token
-            RequestTimeline inStream = new RequestTimeline(0, streaming, metrics.requestStarted(labels, streaming));
+            LiveRequest inStreamLive = metrics.started(labels, streaming);
+            RequestTimeline inStream = new RequestTimeline(0, streaming, inStreamLive);
             inStream.onUpstreamHeaders(5 * MS);
             inStream.onStreamError();
-            metrics.requestFinished(labels, inStream.finish(100 * MS, Outcome.OK, 200));
-            RequestTimeline noHead = new RequestTimeline(0, streaming, metrics.requestStarted(labels, streaming));
-            metrics.requestFinished(labels, noHead.finish(100 * MS, Outcome.UPSTREAM_ERROR, 502));
-            RequestTimeline gone = new RequestTimeline(0, streaming, metrics.requestStarted(labels, streaming));
+            metrics.finished(inStreamLive, inStream.finish(100 * MS, Outcome.OK, 200));
+            LiveRequest noHeadLive = metrics.started(labels, streaming);
+            RequestTimeline noHead = new RequestTimeline(0, streaming, noHeadLive);
+            metrics.finished(noHeadLive, noHead.finish(100 * MS, Outcome.UPSTREAM_ERROR, 502));
+            LiveRequest goneLive = metrics.started(labels, streaming);
+            RequestTimeline gone = new RequestTimeline(0, streaming, goneLive);
             gone.onUpstreamHeaders(5 * MS);
-            metrics.requestFinished(labels, gone.finish(100 * MS, Outcome.CLIENT_CANCELLED, 200));
+            metrics.finished(goneLive, gone.finish(100 * MS, Outcome.CLIENT_CANCELLED, 200));
             // a client that stopped reading, cut at the send timeout
-            RequestTimeline stopped = new RequestTimeline(0, streaming, metrics.requestStarted(labels, streaming));
+            LiveRequest stoppedLive = metrics.started(labels, streaming);
+            RequestTimeline stopped = new RequestTimeline(0, streaming, stoppedLive);
             stopped.onUpstreamHeaders(5 * MS);
             stopped.onClientStoppedReading();
-            metrics.requestFinished(labels, stopped.finish(100 * MS, Outcome.CLIENT_CANCELLED, 200));
+            metrics.finished(stoppedLive, stopped.finish(100 * MS, Outcome.CLIENT_CANCELLED, 200));
         }
         // memory past its mark: refused before the engine, as the model the engine serves (none here: "unknown")
-        metrics.requestShed(RequestSeriesRig.shed("unknown", "chat", "openai_chat"));
+        metrics.shed("unknown", "chat", "openai_chat");
     }
 }

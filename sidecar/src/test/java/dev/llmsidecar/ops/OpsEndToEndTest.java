@@ -155,7 +155,7 @@ class OpsEndToEndTest {
                     new dev.llmsidecar.gpu.DcgmNormaliser("vllm-llama-70b-6d5f7c9b8-x2kqp"), Duration.ofSeconds(1),
                     Duration.ofSeconds(1));
             ProxyFixture.await(gpus.start());
-            long sampler = f.vertx.setPeriodic(250, id -> f.telemetry.metrics().sampleQueueDepth());
+            long sampler = f.vertx.setPeriodic(250, id -> f.telemetry.inFlight().sampleQueueDepth());
             HttpServer management = f.vertx.createHttpServer(new HttpServerOptions().setHost("127.0.0.1").setPort(0));
             // content negotiation as on /q/metrics: Prometheus asks for OpenMetrics (exemplars) first
             management.requestHandler(req -> {

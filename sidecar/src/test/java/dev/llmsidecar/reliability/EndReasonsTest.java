@@ -219,7 +219,7 @@ class EndReasonsTest {
                         "first_token")).isZero();
                 assertThat(s.sum("llm_sidecar_stream_longest_silence_seconds", "stream_phase", "generation"))
                         .isGreaterThan(0.5);
-                assertThat(f.telemetry.metrics().scan().stalled()).isEqualTo(1);
+                assertThat(f.telemetry.inFlight().scan().stalled()).isEqualTo(1);
             } // the client gives up
             System.out.printf("stalled stream shown %.3f s after the client's last byte (threshold 0.5 s)%n",
                     shownAfter);

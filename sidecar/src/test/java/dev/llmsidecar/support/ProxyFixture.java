@@ -107,7 +107,7 @@ public final class ProxyFixture implements AutoCloseable {
      */
     public Scrape settledScrape() {
         Waits.eventually(registry, "llm_sidecar_requests_in_flight", java.time.Duration.ofSeconds(10),
-                "no LLM request in flight", () -> telemetry.metrics().inFlight() == 0);
+                "no LLM request in flight", () -> telemetry.inFlight().count() == 0);
         for (io.netty.util.concurrent.EventExecutor loop : vertx.nettyEventLoopGroup()) {
             try {
                 loop.submit(() -> { }).get(10, TimeUnit.SECONDS);
@@ -226,10 +226,10 @@ public final class ProxyFixture implements AutoCloseable {
      */
     public void assertNothingInFlight() {
         long deadline = System.nanoTime() + 5_000_000_000L;
-        while (proxy.inFlight() != 0 || telemetry.metrics().inFlight() != 0) {
+        while (proxy.inFlight() != 0 || telemetry.inFlight().count() != 0) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError("in flight after the test: proxy " + proxy.inFlight() + ", LLM gauge "
-                        + telemetry.metrics().inFlight());
+                        + telemetry.inFlight().count());
             }
             try {
                 Thread.sleep(10);

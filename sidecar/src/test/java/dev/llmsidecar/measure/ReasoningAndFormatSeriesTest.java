@@ -11,17 +11,17 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.junit.jupiter.api.Test;
 
 /** Reasoning-aware first-token series and the per-format undecodable counter. */
-class LlmMetricsFormatTest {
+class ReasoningAndFormatSeriesTest {
 
     static final long MS = 1_000_000;
 
     @Test
     void firstReasoningAndFirstAnswerAreRecordedLiveAndUndecodableIsCountedByFormat() {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        LlmMetrics metrics = new LlmMetrics(PrometheusRecorder.only(registry.getPrometheusRegistry()), Upstream.NONE);
+        RequestSeriesRig metrics = new RequestSeriesRig(PrometheusRecorder.only(registry.getPrometheusRegistry()),
+                Upstream.NONE);
 
-        RequestLabels anthropic = RequestSeriesRig.labels("m", "", "", "chat", "anthropic_messages");
-        RequestTimeline.LiveListener live = metrics.requestStarted(anthropic, true);
+        LiveRequest live = metrics.started(RequestSeriesRig.labels("m", "", "", "chat", "anthropic_messages"), true);
         RequestTimeline t = new RequestTimeline(0, true, live);
         t.onTokenChunk(100 * MS, true, -1);
         t.onTokenChunk(150 * MS, true, -1);
@@ -33,14 +33,13 @@ class LlmMetricsFormatTest {
         t.onTokenChunk(420 * MS, false, -1);
         t.onUndecodable();
         t.onUndecodable();
-        metrics.requestFinished(anthropic, t.finish(500 * MS, Outcome.OK, 200));
+        metrics.finished(live, t.finish(500 * MS, Outcome.OK, 200));
 
-        RequestLabels tgi = RequestSeriesRig.labels("m", "", "", "text_completion", "tgi");
-        RequestTimeline.LiveListener other = metrics.requestStarted(tgi, true);
+        LiveRequest other = metrics.started(RequestSeriesRig.labels("m", "", "", "text_completion", "tgi"), true);
         RequestTimeline u = new RequestTimeline(0, true, other);
         u.onTokenChunk(30 * MS, false, 1);
         u.onUndecodable();
-        metrics.requestFinished(tgi, u.finish(40 * MS, Outcome.OK, 200));
+        metrics.finished(other, u.finish(40 * MS, Outcome.OK, 200));
 
         Scrape s = new Scrape(registry.scrape());
         String[] chat = {"model", "m", "operation", "chat", "streaming", "true"};
@@ -49,9 +48,9 @@ class LlmMetricsFormatTest {
         assertThat(s.sum("llm_sidecar_time_to_first_answer_token_seconds_sum", chat)).isEqualTo(0.4);
         assertThat(s.sum("llm_sidecar_time_to_first_answer_token_seconds_count", chat)).isEqualTo(1);
         // answer-only stream: TTFT = first answer, no reasoning sample
-        String[] tgiSeries = {"model", "m", "operation", "text_completion", "streaming", "true"};
-        assertThat(s.sum("llm_sidecar_time_to_first_reasoning_token_seconds_count", tgiSeries)).isZero();
-        assertThat(s.sum("llm_sidecar_time_to_first_answer_token_seconds_sum", tgiSeries)).isEqualTo(0.03);
+        String[] tgi = {"model", "m", "operation", "text_completion", "streaming", "true"};
+        assertThat(s.sum("llm_sidecar_time_to_first_reasoning_token_seconds_count", tgi)).isZero();
+        assertThat(s.sum("llm_sidecar_time_to_first_answer_token_seconds_sum", tgi)).isEqualTo(0.03);
         assertThat(s.sum("llm_sidecar_undecodable_chunks_total", "format", "anthropic_messages", "operation", "chat"))
                 .isEqualTo(2);
         assertThat(s.sum("llm_sidecar_undecodable_chunks_total", "format", "tgi")).isEqualTo(1);
