@@ -1,5 +1,6 @@
 package dev.llmsidecar.app;
 
+import dev.llmsidecar.config.HttpTarget;
 import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.live.LiveHistory;
 import dev.llmsidecar.live.LiveSources;
@@ -87,13 +88,11 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
         LabelSources labels = new LabelSources(config);
         this.recorders = new Recorders(backends, labels.optionalSeries());
         String provider = config.otel().providerName();
-        URI upstream = config.upstream().url();
-        int port = upstream.getPort() > 0 ? upstream.getPort() : "https".equalsIgnoreCase(upstream.getScheme()) ? 443
-                : 80;
+        HttpTarget upstream = config.upstream().url();
         StallThresholds stall = StallThresholds.of(config.stall().firstTokenThreshold(), config.stall().threshold());
         TrafficMetrics trafficMetrics = new TrafficMetrics(recorders);
         this.inFlight = new InFlight(recorders, new StallWatch(stall, System::nanoTime)); // the exchanges' clock
-        Upstream genaiUpstream = new Upstream(upstream.getHost(), port);
+        Upstream genaiUpstream = new Upstream(upstream.host(), upstream.port());
         this.goodput = new GoodputWindows(nanoClock, config.windows().durations());
         this.windows = new LiveWindows(recorders, config.windows(), nanoClock);
         this.history = new LiveHistory(LiveWindows.label(goodput.windows().get(0)));
@@ -107,7 +106,7 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
         // the trace recorder follows every LLM exchange beside the metrics, when it is on (and nothing when off)
         this.trace = config.trace().enabled() ? TraceRecorder.startOrRefuse(config.trace(), recorders, nanoClock)
                 : null;
-        this.traffic = new TrafficRecorder(reporter, tracing.toUpstream(upstream.getHost(), port), trace);
+        this.traffic = new TrafficRecorder(reporter, tracing.toUpstream(upstream.host(), upstream.port()), trace);
     }
 
     /**
