@@ -99,7 +99,10 @@ final class ExchangeRecorder implements ExchangeObserver {
         startTimeline(streamRequested);
     }
 
-    /** Starts the timeline once, with the request's labels as they are now: the seam has reported its body. */
+    /**
+     * Starts the timeline once and fixes the request's labels as they are now: the seam reports what the body names
+     * (model, priority), when it is read, before the request is sent.
+     */
     private void startTimeline(boolean streaming) {
         if (timeline == null) {
             RequestLabels labels = new RequestLabels(model, operation.label(), sources.provider(operation),

@@ -13,7 +13,6 @@ import dev.llmsidecar.metrics.Recorders;
 import dev.llmsidecar.metrics.Series;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Function;
 
 /**
  * The series recorded as an LLM request runs, before its outcome is known (first chunk, first token, chunk gaps):
@@ -32,9 +31,6 @@ public final class LiveSeries {
     private final InFlight inFlight;
     private final Map<RequestLabels, Handles> streams = new ConcurrentHashMap<>();
     private final Map<RequestLabels, Handles> wholeResponses = new ConcurrentHashMap<>();
-    // made once: a bound method reference made per call would allocate per request
-    private final Function<RequestLabels, Handles> bindStream = labels -> bind(labels, true);
-    private final Function<RequestLabels, Handles> bindWholeResponse = labels -> bind(labels, false);
 
     /** @param inFlight the gauges a request is counted in while it runs */
     public LiveSeries(Recorders recorders, Upstream upstream, InFlight inFlight) {
@@ -51,8 +47,8 @@ public final class LiveSeries {
         int load = inFlight.arrived(labels.model(), streaming);
         Map<RequestLabels, Handles> bound = streaming ? streams : wholeResponses;
         Handles handles = bound.get(labels);
-        if (handles == null) {
-            handles = bound.computeIfAbsent(labels, streaming ? bindStream : bindWholeResponse);
+        if (handles == null) { // the first request with these labels binds them
+            handles = bound.computeIfAbsent(labels, l -> bind(l, streaming));
         }
         return new LiveRequest(handles, inFlight, labels, streaming, load);
     }

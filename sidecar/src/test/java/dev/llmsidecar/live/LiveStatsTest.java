@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.app.SidecarTelemetry;
-import dev.llmsidecar.measure.RequestLabels;
+import dev.llmsidecar.measure.RequestSeriesRig;
 import dev.llmsidecar.support.TestConfigs;
 import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.timeline.RequestResult;
@@ -60,9 +60,8 @@ class LiveStatsTest {
     }
 
     void report(String model, LlmOperation op, String sloClass, RequestResult r) {
-        var live = telemetry.reporter().started(new RequestLabels(model, op.label(),
-                telemetry.reporter().labelSources().provider(op), op.format().name(), "unknown", "", sloClass),
-                r.streaming());
+        var live = telemetry.reporter().started(RequestSeriesRig.labels(telemetry.reporter().labelSources(), model,
+                op, "unknown", sloClass), r.streaming());
         live.onEnd(); // (the timeline's last call)
         telemetry.reporter().finished(live, model, null, r);
     }

@@ -4,6 +4,7 @@ import dev.llmsidecar.metrics.Recorders;
 import dev.llmsidecar.timeline.RequestResult;
 import dev.llmsidecar.timeline.StallThresholds;
 import dev.llmsidecar.timeline.StallWatch;
+import dev.llmsidecar.wire.LlmOperation;
 
 /**
  * The series of LLM requests (in flight, live, at the end, and every proxied request's) driven as
@@ -32,6 +33,13 @@ public final class RequestSeriesRig {
     public static RequestLabels labels(String model, String tenant, String priority, String operation,
             String format) {
         return new RequestLabels(model, operation, "openai", format, tenant, priority, "default");
+    }
+
+    /** The labels {@link ExchangeRecorder} gives a request for {@code operation} while the priority label is off. */
+    public static RequestLabels labels(LabelSources sources, String model, LlmOperation operation, String tenant,
+            String sloClass) {
+        return new RequestLabels(model, operation.label(), sources.provider(operation), operation.format().name(),
+                tenant, PriorityLabels.OFF, sloClass);
     }
 
     public LiveRequest started(RequestLabels labels, boolean streaming) {

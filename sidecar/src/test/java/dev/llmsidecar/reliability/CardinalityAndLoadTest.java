@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.live.LiveStats;
-import dev.llmsidecar.measure.RequestLabels;
 import dev.llmsidecar.measure.RequestReporter;
+import dev.llmsidecar.measure.RequestSeriesRig;
 import dev.llmsidecar.measure.TenantLabels;
 import dev.llmsidecar.sim.EngineBehaviour;
 import dev.llmsidecar.support.ProxyFixture;
@@ -157,8 +157,8 @@ class CardinalityAndLoadTest {
     /** One streamed request with two tokens, reported as the proxy does; cancelled by the client when asked. */
     static void oneStream(RequestReporter reporter, LlmOperation chat, String modelName, String model, String tenant,
             String sloClass, boolean cancelled) {
-        var live = reporter.started(new RequestLabels(model, chat.label(), reporter.labelSources().provider(chat),
-                chat.format().name(), tenant, "", sloClass), true);
+        var live = reporter.started(RequestSeriesRig.labels(reporter.labelSources(), model, chat, tenant, sloClass),
+                true);
         long t = System.nanoTime();
         RequestTimeline timeline = new RequestTimeline(t, true, live);
         timeline.onUpstreamHeaders(t + 1_000_000);
