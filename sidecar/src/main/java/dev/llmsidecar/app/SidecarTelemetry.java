@@ -99,6 +99,7 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
         this.metrics = new LlmMetrics(recorders, m, new LlmMetrics.Upstream(provider, upstream.getHost(), port),
                 dev.llmsidecar.timeline.StallThresholds.of(config.stall().firstTokenThreshold(),
                         config.stall().threshold()), System::nanoTime); // the clock of the exchanges' stamps
+        FeatureEvents.register(metrics.proxy()); // what the features count through the seam, exported at 0
         this.goodput = new GoodputWindows(nanoClock, config.windows().durations());
         this.windows = new LiveWindows(recorders, config.windows(), nanoClock);
         this.history = new LiveHistory(LiveWindows.label(goodput.windows().get(0)));

@@ -98,6 +98,7 @@ class MetricsContractParityTest {
         SloPolicy policy = new SloPolicy(config.slo());
         LlmMetrics metrics = new LlmMetrics(recorders, config.metrics(),
                 new LlmMetrics.Upstream("openai", "127.0.0.1", 8000));
+        dev.llmsidecar.app.FeatureEvents.register(metrics.proxy()); // include_usage's events, as the app registers them
         SloMetrics slo = new SloMetrics(recorders, policy.objectives(), true); // declared values too
         LiveWindows windows = new LiveWindows(recorders, config.windows(), System::nanoTime);
         dev.llmsidecar.measure.SaturationMetrics saturation = new dev.llmsidecar.measure.SaturationMetrics(recorders,
