@@ -1,5 +1,6 @@
 package dev.llmsidecar.app;
 
+import dev.llmsidecar.config.HttpTarget;
 import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.engine.EngineHealth;
 import dev.llmsidecar.engine.EngineMetricsScraper;
@@ -28,22 +29,22 @@ public class EngineScrapeLifecycle {
 
     void start(@Observes StartupEvent event, Vertx vertx, TelemetryProducer telemetry, SidecarConfig config) {
         SidecarConfig.Engine engine = config.engine();
-        URI upstream = config.upstream().url();
+        HttpTarget upstream = config.upstream().url();
         // the engine's signals go to every backend of the metrics contract, OTLP included
         Recorders recorders = telemetry.telemetry().recorders();
         if (engine.healthEnabled()) {
-            health = new EngineHealth(vertx, recorders, under(upstream, engine.healthPath()),
+            health = new EngineHealth(vertx, recorders, HttpTarget.of(upstream.under(engine.healthPath())),
                     engine.healthInterval(), engine.scrapeTimeout());
             health.start();
         }
         if (engine.modelDiscovery()) {
             ModelLabels labels = telemetry.telemetry().metrics().models();
-            models = new ServedModels(vertx, recorders, engine.modelsUrl().orElseGet(() -> under(upstream, "/v1/models")),
+            models = new ServedModels(vertx, recorders, engine.modelsUrl().orElseGet(() -> upstream.under("/v1/models")),
                     engine.modelsInterval(), engine.scrapeTimeout(), labels::listed);
             models.start();
         }
         if (engine.scrapeEnabled()) {
-            URI url = engine.metricsUrl().orElseGet(() -> defaultUrl(upstream));
+            URI url = engine.metricsUrl().orElseGet(() -> upstream.under("/metrics"));
             scraper = new EngineMetricsScraper(vertx, recorders, url, engine.scrapeInterval(), engine.scrapeTimeout(),
                     engine.tokenDriftLimit());
             scraper.start();
@@ -79,14 +80,4 @@ public class EngineScrapeLifecycle {
         }
     }
 
-    static URI defaultUrl(URI upstream) {
-        return under(upstream, "/metrics");
-    }
-
-    /** {@code path} under the upstream URL (its own path prefix kept). */
-    static URI under(URI upstream, String path) {
-        String base = upstream.toString();
-        return URI.create((base.endsWith("/") ? base.substring(0, base.length() - 1) : base)
-                + (path.startsWith("/") ? path : "/" + path));
-    }
 }

@@ -60,7 +60,7 @@ public class ProxyLifecycle {
         server = new ProxyServer(vertx.nettyEventLoopGroup(), config, traffic, rewriter, limits);
         port = server.start(host, wanted);
         ProxyGauges.register(telemetry.telemetry().recorders(), server);
-        LOG.infof("llm-sidecar proxy listening on http://%s:%d (upstream %s)", host, port, config.upstream().url());
+        LOG.infof("llm-sidecar proxy listening on http://%s:%d (upstream %s)", host, port, config.upstream().url().uri());
         grace = settings.getOptionalValue("quarkus.shutdown.timeout", Duration.class).orElse(Duration.ZERO);
         ProxyServer s = server;
         Duration g = grace;

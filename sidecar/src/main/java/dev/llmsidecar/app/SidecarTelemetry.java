@@ -1,5 +1,6 @@
 package dev.llmsidecar.app;
 
+import dev.llmsidecar.config.HttpTarget;
 import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.live.LiveHistory;
 import dev.llmsidecar.live.LiveSources;
@@ -93,10 +94,8 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
                 Label.TENANT, tenants.enabled() ? config.tenants().series() : List.of(),
                 Label.PRIORITY, priorities.enabled() ? config.priority().series() : List.of()));
         String provider = config.otel().providerName();
-        URI upstream = config.upstream().url();
-        int port = upstream.getPort() > 0 ? upstream.getPort() : "https".equalsIgnoreCase(upstream.getScheme()) ? 443
-                : 80;
-        this.metrics = new LlmMetrics(recorders, m, new LlmMetrics.Upstream(provider, upstream.getHost(), port),
+        HttpTarget upstream = config.upstream().url();
+        this.metrics = new LlmMetrics(recorders, m, new LlmMetrics.Upstream(provider, upstream.host(), upstream.port()),
                 dev.llmsidecar.timeline.StallThresholds.of(config.stall().firstTokenThreshold(),
                         config.stall().threshold()), System::nanoTime); // the clock of the exchanges' stamps
         FeatureEvents.register(metrics.proxy()); // what the features count through the seam, exported at 0
@@ -112,7 +111,7 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
         // the trace recorder follows every LLM exchange beside the metrics, when it is on (and nothing when off)
         this.trace = config.trace().enabled() ? TraceRecorder.startOrRefuse(config.trace(), recorders, nanoClock)
                 : null;
-        this.traffic = new TrafficRecorder(reporter, tracing.toUpstream(upstream.getHost(), port), trace);
+        this.traffic = new TrafficRecorder(reporter, tracing.toUpstream(upstream.host(), upstream.port()), trace);
     }
 
     /**

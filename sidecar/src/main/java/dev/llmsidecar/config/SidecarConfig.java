@@ -117,8 +117,11 @@ public interface SidecarConfig {
     }
 
     interface Upstream {
-        /** Base URL of the inference server, e.g. http://127.0.0.1:8000. A path prefix is prepended to every request. */
-        URI url();
+        /**
+         * Base URL of the inference server, e.g. http://127.0.0.1:8000. A path prefix is prepended to every request.
+         * Parsed once, here, with the one default-port rule ({@link HttpTarget}).
+         */
+        HttpTarget url();
 
         /** Forward the client's Host header instead of the upstream's authority. */
         @WithDefault("false")

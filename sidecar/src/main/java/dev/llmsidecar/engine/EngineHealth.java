@@ -1,5 +1,6 @@
 package dev.llmsidecar.engine;
 
+import dev.llmsidecar.config.HttpTarget;
 import dev.llmsidecar.metrics.Contract;
 import dev.llmsidecar.metrics.Recorders;
 import io.vertx.core.Context;
@@ -8,7 +9,6 @@ import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.RequestOptions;
-import java.net.URI;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -22,7 +22,7 @@ import java.util.Objects;
 public final class EngineHealth {
 
     private final Vertx vertx;
-    private final URI url;
+    private final HttpTarget target;
     private final long intervalMillis;
     private final long timeoutMillis;
     private final Context context;
@@ -32,9 +32,9 @@ public final class EngineHealth {
     private long timer = -1;
     private boolean probing;
 
-    public EngineHealth(Vertx vertx, Recorders recorders, URI url, Duration interval, Duration timeout) {
+    public EngineHealth(Vertx vertx, Recorders recorders, HttpTarget target, Duration interval, Duration timeout) {
         this.vertx = Objects.requireNonNull(vertx);
-        this.url = Objects.requireNonNull(url);
+        this.target = Objects.requireNonNull(target);
         this.intervalMillis = Math.max(1, interval.toMillis());
         this.timeoutMillis = Math.max(1, timeout.toMillis());
         this.context = vertx.getOrCreateContext();
@@ -81,11 +81,8 @@ public final class EngineHealth {
             return; // the previous probe is still waiting for its timeout
         }
         probing = true;
-        boolean https = "https".equalsIgnoreCase(url.getScheme());
-        int port = url.getPort() > 0 ? url.getPort() : https ? 443 : 80;
-        String path = url.getRawPath() == null || url.getRawPath().isEmpty() ? "/" : url.getRawPath();
-        RequestOptions options = new RequestOptions().setMethod(HttpMethod.GET).setHost(url.getHost()).setPort(port)
-                .setSsl(https).setURI(url.getRawQuery() == null ? path : path + "?" + url.getRawQuery())
+        RequestOptions options = new RequestOptions().setMethod(HttpMethod.GET).setHost(target.host())
+                .setPort(target.port()).setSsl(target.ssl()).setURI(target.ownRequestUri())
                 .setTimeout(timeoutMillis);
         // a kept connection the engine closed under the probe: once more, afresh (not after a timeout: an engine that
         // does not answer is not asked twice as long)

@@ -102,7 +102,7 @@ public final class ProxyServer {
         this.epoll = group instanceof EpollEventLoopGroup;
         this.config = config;
         this.settings = settings;
-        this.target = UpstreamTarget.of(config.upstream().url());
+        this.target = UpstreamTarget.of(config.upstream().url().uri());
         this.routes = new LlmRoutes(new JsonFactory());
         this.connectionErrors = new ConnectionErrors(traffic);
         Duration keepAlive = config.upstream().keepAliveTimeout();
@@ -118,7 +118,7 @@ public final class ProxyServer {
         try {
             this.upstreamSsl = target.ssl() ? SslContextBuilder.forClient().build() : null;
         } catch (SSLException e) {
-            throw new IllegalStateException("cannot set up TLS to " + config.upstream().url(), e);
+            throw new IllegalStateException("cannot set up TLS to " + config.upstream().url().uri(), e);
         }
     }
 

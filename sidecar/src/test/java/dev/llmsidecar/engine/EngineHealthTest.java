@@ -25,7 +25,7 @@ class EngineHealthTest {
         int port = server.listen(0, "127.0.0.1").toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS)
                 .actualPort();
         PrometheusRegistry registry = new PrometheusRegistry();
-        EngineHealth health = new EngineHealth(vertx, PrometheusRecorder.only(registry), URI.create("http://127.0.0.1:" + port + "/health"),
+        EngineHealth health = new EngineHealth(vertx, PrometheusRecorder.only(registry), dev.llmsidecar.config.HttpTarget.of(URI.create("http://127.0.0.1:" + port + "/health")),
                 Duration.ofMillis(50), Duration.ofMillis(500));
         try {
             health.start();

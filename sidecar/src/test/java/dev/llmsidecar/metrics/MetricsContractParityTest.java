@@ -134,7 +134,7 @@ class MetricsContractParityTest {
             EngineMetricsScraper scraper = new EngineMetricsScraper(vertx, recorders,
                     URI.create("http://127.0.0.1:" + port + "/metrics"), Duration.ofMillis(100), Duration.ofSeconds(1));
             scraper.start();
-            EngineHealth health = new EngineHealth(vertx, recorders, URI.create("http://127.0.0.1:" + port + "/health"),
+            EngineHealth health = new EngineHealth(vertx, recorders, dev.llmsidecar.config.HttpTarget.of(URI.create("http://127.0.0.1:" + port + "/health")),
                     Duration.ofMillis(100), Duration.ofSeconds(1));
             health.start();
             dev.llmsidecar.engine.ServedModels served = new dev.llmsidecar.engine.ServedModels(vertx, recorders,

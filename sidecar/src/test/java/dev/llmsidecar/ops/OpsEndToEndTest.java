@@ -142,7 +142,7 @@ class OpsEndToEndTest {
                     Duration.ofSeconds(1));
             ProxyFixture.await(scraper.start());
             EngineHealth health = new EngineHealth(f.vertx, PrometheusRecorder.only(f.registry.getPrometheusRegistry()),
-                    URI.create("http://127.0.0.1:" + f.enginePort + "/health"), Duration.ofSeconds(1),
+                    dev.llmsidecar.config.HttpTarget.of(URI.create("http://127.0.0.1:" + f.enginePort + "/health")), Duration.ofSeconds(1),
                     Duration.ofSeconds(1));
             health.start();
             // the GPU row of the dashboards: a recorded DCGM exporter answer, this test's "pod" holds GPUs 0 and 1
