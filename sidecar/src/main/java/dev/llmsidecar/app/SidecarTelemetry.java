@@ -91,6 +91,7 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
         HttpTarget upstream = config.upstream().url();
         StallThresholds stall = StallThresholds.of(config.stall().firstTokenThreshold(), config.stall().threshold());
         TrafficMetrics trafficMetrics = new TrafficMetrics(recorders);
+        FeatureEvents.register(trafficMetrics.proxy()); // what the features count through the seam, exported at 0
         this.inFlight = new InFlight(recorders, new StallWatch(stall, System::nanoTime)); // the exchanges' clock
         Upstream genaiUpstream = new Upstream(upstream.host(), upstream.port());
         this.goodput = new GoodputWindows(nanoClock, config.windows().durations());

@@ -1,6 +1,5 @@
 package dev.llmsidecar.includeusage;
 
-import dev.llmsidecar.observe.ProxyEvent;
 import dev.llmsidecar.observe.TrafficObserver;
 import dev.llmsidecar.rewrite.ExchangeRewrite;
 import dev.llmsidecar.rewrite.RewriteRequest;
@@ -17,7 +16,7 @@ import org.jboss.logging.Logger;
  * counts, and removes every trace of it again before the client sees a byte, so the client gets exactly what it would
  * have got directly (docs/metrics.md#include_usage-injection). Its policy learns per model what each engine's streams
  * look like ({@link IncludeUsagePolicy}); each exchange it applies to gets a {@link UsageRewrite}. What it does is
- * counted through the seam ({@link ProxyEvent}), as every proxy event is.
+ * counted through the seam ({@link UsageEvent}), as the proxy's own events are.
  */
 public final class IncludeUsage implements Rewriter {
 

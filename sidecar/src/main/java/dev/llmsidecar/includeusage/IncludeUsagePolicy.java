@@ -1,6 +1,5 @@
 package dev.llmsidecar.includeusage;
 
-import dev.llmsidecar.observe.ProxyEvent;
 import dev.llmsidecar.wire.openai.UsageMode;
 import dev.llmsidecar.wire.openai.UsageReport;
 import dev.llmsidecar.wire.openai.UsageRequest;
@@ -29,28 +28,28 @@ public final class IncludeUsagePolicy {
     /** Why the sidecar did not turn include_usage on for a streaming request that did not ask for usage. */
     public enum UsageSkip {
         /** The client said {@code "include_usage": false}. */
-        CLIENT_DECLINED(ProxyEvent.USAGE_SKIPPED_CLIENT_DECLINED),
+        CLIENT_DECLINED(UsageEvent.USAGE_SKIPPED_CLIENT_DECLINED),
         /** stream_options carries other members: left as the client wrote it. */
-        STREAM_OPTIONS(ProxyEvent.USAGE_SKIPPED_STREAM_OPTIONS),
+        STREAM_OPTIONS(UsageEvent.USAGE_SKIPPED_STREAM_OPTIONS),
         /** An HTTP/1.0 client: a Content-Length-framed stream could not be re-framed for it. */
-        HTTP10_CLIENT(ProxyEvent.USAGE_SKIPPED_HTTP10_CLIENT),
+        HTTP10_CLIENT(UsageEvent.USAGE_SKIPPED_HTTP10_CLIENT),
         /** No stream of this model and API has been seen yet without injection. */
-        LEARNING(ProxyEvent.USAGE_SKIPPED_LEARNING),
+        LEARNING(UsageEvent.USAGE_SKIPPED_LEARNING),
         /** The engine sends usage or token counts (or usage members) on its own. */
-        ENGINE_REPORTS_USAGE(ProxyEvent.USAGE_SKIPPED_ENGINE_REPORTS_USAGE),
+        ENGINE_REPORTS_USAGE(UsageEvent.USAGE_SKIPPED_ENGINE_REPORTS_USAGE),
         /** include_usage was seen to change more than it adds (llama.cpp moves its timings to the usage chunk). */
-        LAYOUT(ProxyEvent.USAGE_SKIPPED_LAYOUT),
+        LAYOUT(UsageEvent.USAGE_SKIPPED_LAYOUT),
         /** The engine frames its streams with Content-Length. */
-        CONTENT_LENGTH(ProxyEvent.USAGE_SKIPPED_CONTENT_LENGTH),
+        CONTENT_LENGTH(UsageEvent.USAGE_SKIPPED_CONTENT_LENGTH),
         /** The client accepts compressed responses and the engine compresses (or may). */
-        COMPRESSION(ProxyEvent.USAGE_SKIPPED_COMPRESSION),
+        COMPRESSION(UsageEvent.USAGE_SKIPPED_COMPRESSION),
         /** The engine refused a request with stream_options (400 or 422) and served the client's own. */
-        ENGINE_REJECTS(ProxyEvent.USAGE_SKIPPED_ENGINE_REJECTS);
+        ENGINE_REJECTS(UsageEvent.USAGE_SKIPPED_ENGINE_REJECTS);
 
         /** What it counts as. */
-        public final ProxyEvent event;
+        public final UsageEvent event;
 
-        UsageSkip(ProxyEvent event) {
+        UsageSkip(UsageEvent event) {
             this.event = event;
         }
     }
@@ -62,17 +61,17 @@ public final class IncludeUsagePolicy {
      */
     public enum UsageKept {
         /** The usage chunk carried members the stream's other chunks did not (see {@link UsageSkip#LAYOUT}). */
-        LAYOUT(ProxyEvent.USAGE_NOT_REMOVED_LAYOUT),
+        LAYOUT(UsageEvent.USAGE_NOT_REMOVED_LAYOUT),
         /**
          * A usage member in a chunk that stayed could not be cut exactly: its name written with escapes, or its object
          * spread over data lines with another kind of line among them.
          */
-        MEMBER(ProxyEvent.USAGE_NOT_REMOVED_MEMBER);
+        MEMBER(UsageEvent.USAGE_NOT_REMOVED_MEMBER);
 
         /** What it counts as. */
-        public final ProxyEvent event;
+        public final UsageEvent event;
 
-        UsageKept(ProxyEvent event) {
+        UsageKept(UsageEvent event) {
             this.event = event;
         }
     }
@@ -83,14 +82,14 @@ public final class IncludeUsagePolicy {
      */
     public enum Resend {
         /** The engine compressed the answer although asked for identity. */
-        COMPRESSED(ProxyEvent.RETRY_COMPRESSED_AFTER_INJECTION),
+        COMPRESSED(UsageEvent.RETRY_COMPRESSED_AFTER_INJECTION),
         /** The engine refused the injected request with 400 or 422. */
-        REJECTED(ProxyEvent.RETRY_INJECTION_REJECTED);
+        REJECTED(UsageEvent.RETRY_INJECTION_REJECTED);
 
         /** What it counts as. */
-        public final ProxyEvent event;
+        public final UsageEvent event;
 
-        Resend(ProxyEvent event) {
+        Resend(UsageEvent event) {
             this.event = event;
         }
     }

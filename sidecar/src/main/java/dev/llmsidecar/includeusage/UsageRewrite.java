@@ -1,6 +1,5 @@
 package dev.llmsidecar.includeusage;
 
-import dev.llmsidecar.observe.ProxyEvent;
 import dev.llmsidecar.rewrite.ExchangeRewrite;
 import dev.llmsidecar.rewrite.Headers;
 import dev.llmsidecar.wire.InflatingDecoder;
@@ -14,6 +13,7 @@ import dev.llmsidecar.wire.openai.OpenAiSseDecoder;
 import dev.llmsidecar.wire.openai.UsageMode;
 import dev.llmsidecar.wire.openai.UsageReport;
 import io.netty.buffer.ByteBuf;
+import java.util.Locale;
 
 /**
  * include_usage on one exchange: the body edit and {@code Accept-Encoding: identity} where the policy injects, the
@@ -51,7 +51,7 @@ final class UsageRewrite implements ExchangeRewrite {
         if (!inject) {
             return clientBody;
         }
-        feature.traffic.count(ProxyEvent.USAGE_INJECTED);
+        feature.traffic.count(UsageEvent.USAGE_INJECTED);
         var edit = request.usageEdit();
         return edit == null ? clientBody : edit.applyTo(clientBody); // a view: the client's bytes are not copied
     }
@@ -98,7 +98,7 @@ final class UsageRewrite implements ExchangeRewrite {
 
     private Verdict resend(IncludeUsagePolicy.Resend why, String what) {
         feature.traffic.count(why.event);
-        feature.warnOnce("retry_" + why.event.value, what + "; the client's own request was sent instead. The sidecar "
+        feature.warnOnce("retry_" + why.name(), what + "; the client's own request was sent instead. The sidecar "
                 + "no longer turns include_usage on for a model once its engine has done so and served the client's "
                 + "own request; further cases are counted in llm_sidecar_upstream_retries_total, not logged");
         return Verdict.RESEND_AS_THE_CLIENT_WROTE_IT;
@@ -142,10 +142,10 @@ final class UsageRewrite implements ExchangeRewrite {
         UsageReport report = decoder.usageReport();
         if (mode == UsageMode.REMOVE) {
             if (report.chunksRemoved() > 0) {
-                feature.traffic.count(ProxyEvent.USAGE_CHUNKS_REMOVED, report.chunksRemoved());
+                feature.traffic.count(UsageEvent.USAGE_CHUNKS_REMOVED, report.chunksRemoved());
             }
             if (report.membersRemoved() > 0) {
-                feature.traffic.count(ProxyEvent.USAGE_MEMBERS_REMOVED, report.membersRemoved());
+                feature.traffic.count(UsageEvent.USAGE_MEMBERS_REMOVED, report.membersRemoved());
             }
         }
         if (completedStream) {
@@ -153,9 +153,10 @@ final class UsageRewrite implements ExchangeRewrite {
                     mode == UsageMode.REMOVE, acceptsCompression, compressed, lengthFramed, report));
             if (kept != null) {
                 feature.traffic.count(kept.event);
-                feature.warnOnce("usage_not_removed_" + kept.event.value, "include_usage was turned on for "
+                String why = kept.name().toLowerCase(Locale.ROOT);
+                feature.warnOnce("usage_not_removed_" + why, "include_usage was turned on for "
                         + key.substring(0, key.indexOf('\n')) + " model " + IncludeUsage.loggable(request.model())
-                        + " but its usage could not be removed exactly (" + kept.event.value + "); the sidecar no "
+                        + " but its usage could not be removed exactly (" + why + "); the sidecar no "
                         + "longer turns it on for this model");
             }
         }

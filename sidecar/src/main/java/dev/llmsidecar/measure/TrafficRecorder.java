@@ -3,6 +3,7 @@ package dev.llmsidecar.measure;
 import dev.llmsidecar.observe.ExchangeObserver;
 import dev.llmsidecar.observe.ProxyEvent;
 import dev.llmsidecar.observe.RequestHead;
+import dev.llmsidecar.observe.TrafficEvent;
 import dev.llmsidecar.observe.TrafficObserver;
 import dev.llmsidecar.otel.RequestTracing;
 import dev.llmsidecar.timeline.Outcome;
@@ -10,7 +11,7 @@ import dev.llmsidecar.wire.LlmOperation;
 
 /**
  * The sidecar's {@link TrafficObserver}: an LLM exchange is measured by an {@link ExchangeRecorder}, any other is
- * only counted, and what the proxy did to keep traffic flowing goes to {@link ProxyCounters}. An
+ * only counted, and what the proxy and the features did to keep traffic flowing goes to {@link ProxyCounters}. An
  * {@link ExchangeFollower}, when there is one, follows every LLM exchange beside the metrics.
  */
 public final class TrafficRecorder implements TrafficObserver {
@@ -78,7 +79,7 @@ public final class TrafficRecorder implements TrafficObserver {
     }
 
     @Override
-    public void count(ProxyEvent event, long n) {
+    public void count(TrafficEvent event, long n) {
         counters.count(event, n);
     }
 }

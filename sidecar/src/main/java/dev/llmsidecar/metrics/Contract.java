@@ -380,16 +380,6 @@ public final class Contract {
     }
 
     /** Every declared series, in declaration order. */
-    /** The series declared under {@code name} (its OpenTelemetry form), or an exception naming the unknown name. */
-    public static Series named(String name) {
-        for (Series s : ALL) {
-            if (s.name().equals(name)) {
-                return s;
-            }
-        }
-        throw new IllegalArgumentException("no series " + name + " in the metrics contract");
-    }
-
     public static List<Series> all() {
         return Collections.unmodifiableList(ALL);
     }

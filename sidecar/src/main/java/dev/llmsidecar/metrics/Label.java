@@ -72,16 +72,6 @@ public enum Label {
     }
 
     /** The Prometheus label name, or null for an OTLP-only attribute. */
-    /** The label whose Prometheus name is {@code name}. */
-    public static Label named(String name) {
-        for (Label l : values()) {
-            if (name.equals(l.prometheus)) {
-                return l;
-            }
-        }
-        throw new IllegalArgumentException("no label " + name + " in the metrics contract");
-    }
-
     public String prometheus() {
         return prometheus;
     }

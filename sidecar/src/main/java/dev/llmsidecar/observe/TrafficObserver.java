@@ -28,11 +28,14 @@ public interface TrafficObserver {
         refused(operation != null, 503);
     }
 
-    /** What the proxy did to keep traffic flowing and bytes exact, {@code n} times. */
-    void count(ProxyEvent event, long n);
+    /**
+     * What the proxy ({@link ProxyEvent}) or a feature (its own {@link TrafficEvent} enum) did to keep traffic flowing
+     * and bytes exact, {@code n} times.
+     */
+    void count(TrafficEvent event, long n);
 
-    /** What the proxy did, once. */
-    default void count(ProxyEvent event) {
+    /** What the proxy or a feature did, once. */
+    default void count(TrafficEvent event) {
         count(event, 1);
     }
 }

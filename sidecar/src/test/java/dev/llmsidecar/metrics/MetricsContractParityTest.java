@@ -100,6 +100,7 @@ class MetricsContractParityTest {
                 "sidecar.windows.drift-baseline", "PT5M"));
         SloPolicy policy = new SloPolicy(config.slo());
         RequestSeriesRig metrics = new RequestSeriesRig(recorders, new Upstream("127.0.0.1", 8000));
+        dev.llmsidecar.app.FeatureEvents.register(metrics.traffic.proxy()); // include_usage's events, as the app does
         ModelLabels models = new ModelLabels(config.metrics().maxModels(), List.of());
         SloMetrics slo = new SloMetrics(recorders, policy.objectives(), true); // declared values too
         LiveWindows windows = new LiveWindows(recorders, config.windows(), System::nanoTime);

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.observe.ExchangeObserver;
 import dev.llmsidecar.observe.ProxyEvent;
 import dev.llmsidecar.observe.RequestHead;
+import dev.llmsidecar.observe.TrafficEvent;
 import dev.llmsidecar.observe.TrafficObserver;
 import dev.llmsidecar.rewrite.Rewriter;
 import dev.llmsidecar.wire.LlmOperation;
@@ -16,7 +17,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import java.net.URI;
 import java.util.ArrayList;
-import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -151,7 +152,7 @@ public final class EmbeddedProxy implements AutoCloseable {
     /** Records what the proxy reports: how each exchange ended, its token chunks, and the proxy events. */
     public static final class Recording implements TrafficObserver {
         public final List<String> ended = new ArrayList<>();
-        public final Map<ProxyEvent, Long> events = new EnumMap<>(ProxyEvent.class);
+        public final Map<TrafficEvent, Long> events = new HashMap<>();
         public int tokenChunks;
 
         @Override
@@ -200,11 +201,11 @@ public final class EmbeddedProxy implements AutoCloseable {
         }
 
         @Override
-        public void count(ProxyEvent event, long n) {
+        public void count(TrafficEvent event, long n) {
             events.merge(event, n, Long::sum);
         }
 
-        public long counted(ProxyEvent event) {
+        public long counted(TrafficEvent event) {
             return events.getOrDefault(event, 0L);
         }
     }
