@@ -65,32 +65,13 @@ final class CodeSpans {
     }
 
     private static void spans(String text, int firstLine, List<Span> out) {
-        int i = 0;
-        while ((i = text.indexOf('`', i)) >= 0) {
-            int run = runLength(text, i);
-            int close = i + run;
-            while ((close = text.indexOf('`', close)) >= 0 && runLength(text, close) != run) {
-                close += runLength(text, close);
-            }
-            if (close < 0) {
-                i += run; // an unclosed run is literal text
-                continue;
-            }
-            String span = text.substring(i + run, close).replace('\n', ' ');
+        for (int[] range : dev.llmsidecar.docs.Markdown.spanRanges(text)) { // the sidecar's docs tests' one rule
+            String span = text.substring(range[1], range[2]).replace('\n', ' ');
             if (span.length() > 2 && span.startsWith(" ") && span.endsWith(" ") && !span.isBlank()) {
                 span = span.substring(1, span.length() - 1);
             }
-            int line = firstLine + (int) text.substring(0, i).chars().filter(c -> c == '\n').count();
+            int line = firstLine + (int) text.substring(0, range[0]).chars().filter(c -> c == '\n').count();
             out.add(new Span(span, line));
-            i = close + run;
         }
-    }
-
-    private static int runLength(String text, int at) {
-        int end = at;
-        while (end < text.length() && text.charAt(end) == '`') {
-            end++;
-        }
-        return end - at;
     }
 }

@@ -10,7 +10,7 @@ import java.util.regex.Pattern;
  * text units between them (a paragraph, one list item, one table row, a heading), each with the heading of its
  * section, and a unit's inline code spans, links and table cells.
  */
-final class Markdown {
+public final class Markdown {
 
     /** Text outside fenced blocks: a paragraph, a list item, a table row or a heading; {@code line} is 1-based. */
     record Unit(String text, int line, String section) {
@@ -124,7 +124,7 @@ final class Markdown {
     }
 
     /** Each code span as {start, content start, content end, end}: a backtick run closed by one of equal length. */
-    private static List<int[]> spanRanges(String text) {
+    public static List<int[]> spanRanges(String text) {
         List<int[]> ranges = new ArrayList<>();
         int i = 0;
         while ((i = text.indexOf('`', i)) >= 0) {

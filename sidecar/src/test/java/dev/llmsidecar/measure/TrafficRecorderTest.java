@@ -1,5 +1,6 @@
 package dev.llmsidecar.measure;
 
+import dev.llmsidecar.support.ChatHead;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
@@ -8,7 +9,6 @@ import dev.llmsidecar.app.SidecarTelemetry;
 import dev.llmsidecar.includeusage.UsageEvent;
 import dev.llmsidecar.observe.ExchangeObserver;
 import dev.llmsidecar.observe.ProxyEvent;
-import dev.llmsidecar.observe.RequestHead;
 import dev.llmsidecar.observe.TrafficObserver;
 import dev.llmsidecar.support.Scrape;
 import dev.llmsidecar.support.ProxyFixture;
@@ -41,27 +41,6 @@ class TrafficRecorderTest {
                 .traffic();
     }
 
-    record Head(Map<String, String> headers) implements RequestHead {
-        @Override
-        public String method() {
-            return "POST";
-        }
-
-        @Override
-        public String path() {
-            return "/v1/chat/completions";
-        }
-
-        @Override
-        public String header(String name) {
-            return headers.get(name.toLowerCase(java.util.Locale.ROOT));
-        }
-
-        @Override
-        public Iterable<String> headerNames() {
-            return headers.keySet();
-        }
-    }
 
     Scrape scrape() {
         return new Scrape(registry.scrape());
@@ -89,8 +68,8 @@ class TrafficRecorderTest {
                 "sidecar.tenants.source", "header"));
         long t0 = 1_000 * MS;
         // a tenant gets a value of its own from its request after its first 2xx
-        stream(traffic.exchangeStarted(new Head(Map.of("x-tenant", "acme")), CHAT, t0), t0);
-        stream(traffic.exchangeStarted(new Head(Map.of("x-tenant", "acme")), CHAT, t0), t0);
+        stream(traffic.exchangeStarted(new ChatHead(Map.of("x-tenant", "acme")), CHAT, t0), t0);
+        stream(traffic.exchangeStarted(new ChatHead(Map.of("x-tenant", "acme")), CHAT, t0), t0);
 
         Scrape s = scrape();
         String[] live = {"model", "m1", "operation", "chat", "streaming", "true"};
@@ -133,7 +112,7 @@ class TrafficRecorderTest {
     }
 
     static void answered(TrafficObserver traffic, String model, int status) {
-        ExchangeObserver x = traffic.exchangeStarted(new Head(Map.of()), CHAT, 0);
+        ExchangeObserver x = traffic.exchangeStarted(new ChatHead(Map.of()), CHAT, 0);
         x.requestInspected(model, false, null);
         x.requestSent();
         x.responseStarted(status, false, 5 * MS);
@@ -143,7 +122,7 @@ class TrafficRecorderTest {
     @Test
     void inFlightAndWaitingFollowTheCallsOfAnOpenExchange() {
         TrafficObserver traffic = traffic(Map.of());
-        ExchangeObserver x = traffic.exchangeStarted(new Head(Map.of()), CHAT, 0);
+        ExchangeObserver x = traffic.exchangeStarted(new ChatHead(Map.of()), CHAT, 0);
         x.requestInspected("m1", true, null);
         assertThat(scrape().sum("llm_sidecar_requests_in_flight")).as("not sent yet").isZero();
         x.requestSent();
@@ -162,7 +141,7 @@ class TrafficRecorderTest {
     @Test
     void aRequestThatFailedBeforeItsResponseIsStillOneRequest() {
         TrafficObserver traffic = traffic(Map.of());
-        ExchangeObserver x = traffic.exchangeStarted(new Head(Map.of()), CHAT, 0);
+        ExchangeObserver x = traffic.exchangeStarted(new ChatHead(Map.of()), CHAT, 0);
         x.requestInspected("m1", false, null);
         x.requestSent();
         x.ended(Outcome.UPSTREAM_ERROR, 502, 30 * MS);
@@ -175,7 +154,7 @@ class TrafficRecorderTest {
     @Test
     void otherPathsAndProxyEventsAreOnlyCounted() {
         TrafficObserver traffic = traffic(Map.of());
-        ExchangeObserver other = traffic.exchangeStarted(new Head(Map.of()), null, 0);
+        ExchangeObserver other = traffic.exchangeStarted(new ChatHead(Map.of()), null, 0);
         other.written(0, 2 * MS);
         other.ended(Outcome.OK, 404, 3 * MS);
         traffic.refused(true, 503);

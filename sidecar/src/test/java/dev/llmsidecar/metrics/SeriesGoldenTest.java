@@ -1,11 +1,11 @@
 package dev.llmsidecar.metrics;
 
+import dev.llmsidecar.support.ChatHead;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.app.SidecarTelemetry;
 import dev.llmsidecar.observe.ExchangeObserver;
-import dev.llmsidecar.observe.RequestHead;
 import dev.llmsidecar.observe.TrafficObserver;
 import dev.llmsidecar.support.ProxyFixture;
 import dev.llmsidecar.support.TestConfigs;
@@ -24,7 +24,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
@@ -47,27 +46,6 @@ class SeriesGoldenTest {
     static final LlmOperation CHAT = ROUTES.match("POST", "/v1/chat/completions");
     static final LlmOperation COMPLETION = ROUTES.match("POST", "/v1/completions");
 
-    record Head(Map<String, String> headers) implements RequestHead {
-        @Override
-        public String method() {
-            return "POST";
-        }
-
-        @Override
-        public String path() {
-            return "/v1/chat/completions";
-        }
-
-        @Override
-        public String header(String name) {
-            return headers.get(name.toLowerCase(Locale.ROOT));
-        }
-
-        @Override
-        public Iterable<String> headerNames() {
-            return headers.keySet();
-        }
-    }
 
     @Test
     void aScriptedRunGivesTheCommittedSeries() throws IOException {
@@ -112,7 +90,7 @@ class SeriesGoldenTest {
             stream(traffic, Map.of("x-slo-ttft-ms", "250"), "m1", null, t0 + 2_000 * MS, 700, 30);
             stream(traffic, Map.of(), "unlisted", 2, t0 + 3_000 * MS, 120, 10);
             // reasoning first, then the answer
-            ExchangeObserver x = traffic.exchangeStarted(new Head(Map.of()), CHAT, t0 + 4_000 * MS);
+            ExchangeObserver x = traffic.exchangeStarted(new ChatHead(Map.of()), CHAT, t0 + 4_000 * MS);
             x.requestInspected("m1", true, null);
             x.requestSent();
             TokenEventSink sink = x.responseStarted(200, true, t0 + 4_005 * MS);
@@ -123,7 +101,7 @@ class SeriesGoldenTest {
             sink.onFinishReason("length");
             x.ended(Outcome.OK, 200, t0 + 4_330 * MS);
             // not streamed
-            x = traffic.exchangeStarted(new Head(Map.of()), COMPLETION, t0 + 5_000 * MS);
+            x = traffic.exchangeStarted(new ChatHead(Map.of()), COMPLETION, t0 + 5_000 * MS);
             x.requestInspected("m1", false, null);
             x.requestSent();
             sink = x.responseStarted(200, false, t0 + 5_400 * MS);
@@ -131,32 +109,32 @@ class SeriesGoldenTest {
             sink.onFinishReason("stop");
             x.ended(Outcome.OK, 200, t0 + 5_410 * MS);
             // refused by the engine, broken by it, left by the client, failed before any answer
-            x = traffic.exchangeStarted(new Head(Map.of()), CHAT, t0 + 6_000 * MS);
+            x = traffic.exchangeStarted(new ChatHead(Map.of()), CHAT, t0 + 6_000 * MS);
             x.requestInspected("m1", true, null);
             x.requestSent();
             x.responseStarted(429, false, t0 + 6_002 * MS);
             x.ended(Outcome.UPSTREAM_ERROR, 429, t0 + 6_003 * MS);
-            x = traffic.exchangeStarted(new Head(Map.of()), CHAT, t0 + 7_000 * MS);
+            x = traffic.exchangeStarted(new ChatHead(Map.of()), CHAT, t0 + 7_000 * MS);
             x.requestInspected("m1", true, null);
             x.requestSent();
             sink = x.responseStarted(200, true, t0 + 7_010 * MS);
             sink.onTokenChunk(t0 + 7_200 * MS, false, -1);
             x.ended(Outcome.UPSTREAM_BROKEN, 200, t0 + 7_500 * MS);
-            x = traffic.exchangeStarted(new Head(Map.of()), CHAT, t0 + 8_000 * MS);
+            x = traffic.exchangeStarted(new ChatHead(Map.of()), CHAT, t0 + 8_000 * MS);
             x.requestInspected("m1", true, null);
             x.requestSent();
             sink = x.responseStarted(200, true, t0 + 8_010 * MS);
             sink.onTokenChunk(t0 + 8_200 * MS, false, -1);
             x.clientPaused(t0 + 8_210 * MS);
             x.ended(Outcome.CLIENT_CANCELLED, 200, t0 + 8_900 * MS);
-            x = traffic.exchangeStarted(new Head(Map.of()), CHAT, t0 + 9_000 * MS);
+            x = traffic.exchangeStarted(new ChatHead(Map.of()), CHAT, t0 + 9_000 * MS);
             x.requestInspected("m1", true, null);
             x.requestSent();
             x.ended(Outcome.UPSTREAM_ERROR, 502, t0 + 9_030 * MS);
             // answered by the sidecar itself
             traffic.shed(CHAT);
             traffic.refused(true, 503);
-            traffic.exchangeStarted(new Head(Map.of()), null, t0 + 9_500 * MS).ended(Outcome.OK, 200, t0 + 9_501 * MS);
+            traffic.exchangeStarted(new ChatHead(Map.of()), null, t0 + 9_500 * MS).ended(Outcome.OK, 200, t0 + 9_501 * MS);
             now[0] = t0 + 10_000 * MS;
         } finally {
             telemetry.close();
@@ -167,7 +145,7 @@ class SeriesGoldenTest {
     /** A stream: head at 5 ms, first token at {@code ttftMs}, two more {@code gapMs} apart, usage, stop. */
     static void stream(TrafficObserver traffic, Map<String, String> headers, String model, Integer priority, long t0,
             long ttftMs, long gapMs) {
-        ExchangeObserver x = traffic.exchangeStarted(new Head(headers), CHAT, t0);
+        ExchangeObserver x = traffic.exchangeStarted(new ChatHead(headers), CHAT, t0);
         x.requestInspected(model, true, priority);
         x.requestSent();
         TokenEventSink sink = x.responseStarted(200, true, t0 + 5 * MS);

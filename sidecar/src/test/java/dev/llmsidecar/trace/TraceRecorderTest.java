@@ -1,12 +1,12 @@
 package dev.llmsidecar.trace;
 
+import dev.llmsidecar.support.ChatHead;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import dev.llmsidecar.app.SidecarTelemetry;
 import dev.llmsidecar.observe.ExchangeObserver;
 import dev.llmsidecar.observe.RequestBytes;
-import dev.llmsidecar.observe.RequestHead;
 import dev.llmsidecar.observe.TrafficObserver;
 import dev.llmsidecar.support.Scrape;
 import dev.llmsidecar.support.TestConfigs;
@@ -75,27 +75,6 @@ class TraceRecorderTest {
         started.forEach(SidecarTelemetry::close);
     }
 
-    record Head(Map<String, String> headers) implements RequestHead {
-        @Override
-        public String method() {
-            return "POST";
-        }
-
-        @Override
-        public String path() {
-            return "/v1/chat/completions";
-        }
-
-        @Override
-        public String header(String name) {
-            return headers.get(name.toLowerCase(Locale.ROOT));
-        }
-
-        @Override
-        public Iterable<String> headerNames() {
-            return headers.keySet();
-        }
-    }
 
     /** A body as the data path hands it over. */
     record Body(byte[] bytes) implements RequestBytes {
@@ -122,7 +101,7 @@ class TraceRecorderTest {
 
     /** An exchange that arrived and whose body was read; {@link #end} finishes it. */
     static ExchangeObserver arrive(TrafficObserver traffic, LlmOperation op, Map<String, String> headers, String body) {
-        ExchangeObserver x = traffic.exchangeStarted(new Head(headers), op, System.nanoTime());
+        ExchangeObserver x = traffic.exchangeStarted(new ChatHead(headers), op, System.nanoTime());
         x.requestInspected("m1", true, null);
         if (body != null) {
             x.requestBody(new Body(body));
@@ -716,7 +695,7 @@ class TraceRecorderTest {
                 throw new AssertionError("copied while the recorder is off");
             }
         };
-        ExchangeObserver x = t.traffic().exchangeStarted(new Head(Map.of()), CHAT, System.nanoTime());
+        ExchangeObserver x = t.traffic().exchangeStarted(new ChatHead(Map.of()), CHAT, System.nanoTime());
         x.requestInspected("m1", true, null);
         var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         long id = Thread.currentThread().getId();
