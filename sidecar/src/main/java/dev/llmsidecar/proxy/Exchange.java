@@ -10,7 +10,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
-import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultLastHttpContent;
@@ -33,8 +32,9 @@ import org.jboss.logging.Logger;
 
 /**
  * One client request and its upstream twin, from arrival to the last byte. Its life is one {@link ExchangeState};
- * the request body is a {@link RequestBody}, the response head's framing {@link ResponseFraming}, the one second
- * attempt {@link RetryRule}, the LLM side of the bytes (the rewrite hook, the decoder) its {@link LlmCall}. The
+ * the request body is a {@link RequestBody}, the response head's framing {@link ResponseFraming}, the flow between the
+ * two connections (flushes, pauses, timeouts) {@link FlowControl}, the one second attempt {@link RetryRule}, the LLM
+ * side of the bytes (the rewrite hook, the decoder) its {@link LlmCall}. The
  * client's request head is edited in place and sent upstream; the engine's response head is edited in place and sent
  * to the client; response content is forwarded as the retained slice the upstream read produced, so a byte is neither
  * copied nor held. All calls run on the client connection's event loop, which is also the upstream connection's.
@@ -59,6 +59,7 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
     private final ExchangeObserver observer;
     private final LlmCall llm;
     private final RequestBody body;
+    private final FlowControl flow;
     private final RetryRule retry = new RetryRule();
 
     private ExchangeState state = ExchangeState.REQUEST_HEAD;
@@ -69,16 +70,6 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
     private boolean headWritten;             // a head went to the client: an error can only cut from now on
     private boolean upstreamKeepAlive;
     private int status;
-    private long lastUpstreamActivity;
-
-    // flow control, apart from the life above: what the current read wrote, and which side is paused for the other
-    private boolean pending;                 // written to the client, not yet flushed
-    private boolean pendingTimed;            // and some of it was the body's data: the flush is timed
-    private long pendingSince;               // arrival of the first part of the read not yet flushed
-    private boolean pausedForClient;
-    private long pausedForClientSince;       // when the client's writes blocked (the send timeout runs from here)
-    private boolean pausedForUpstream;
-    private long lastBodyNanos;              // the last request-body bytes from the client (the body timeout)
 
     /**
      * @param bodyFollows a body comes after the head (HTTP/1.x: a length or chunked framing; HTTP/2: the stream is
@@ -100,6 +91,7 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
         this.closeAfter = !http2 && (clientVersion == HttpVersion.HTTP_1_0 || !HttpUtil.isKeepAlive(request));
         this.body = new RequestBody(bodyFollows, llm != null, context.maxRequestBodyBytes(),
                 context.maxInspectedBodyBytes(), context.inspectBudget());
+        this.flow = new FlowControl(client, observer, context);
     }
 
     /** Where its life is (tests). */
@@ -123,7 +115,7 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
                     clientChannel.voidPromise());
         }
         if (body.mode() != RequestBody.Mode.NONE) {
-            lastBodyNanos = System.nanoTime();
+            flow.requestBodyMoved(System.nanoTime());
             loop.timeouts().add(this); // the body timeout runs while the body is read
         }
         if (body.mode() == RequestBody.Mode.INSPECT) {
@@ -159,7 +151,7 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
             content.release();
             return;
         }
-        lastBodyNanos = System.nanoTime();
+        flow.requestBodyMoved(System.nanoTime());
         switch (body.accept(content)) {
             case TOO_LARGE -> bodyTooLarge(false);
             case WHOLE -> inspectAndSend();
@@ -190,18 +182,12 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
 
     private void writeBody(HttpContent content) {
         upstream.channel.write(content, upstream.channel.voidPromise());
-        if (!upstream.channel.isWritable() && !pausedForUpstream) {
-            pausedForUpstream = true;
-            client.setAutoRead(false);
-        }
+        flow.wroteRequestBody(upstream.channel);
     }
 
     @Override
     public void onUpstreamWritable() {
-        if (pausedForUpstream) {
-            pausedForUpstream = false;
-            client.setAutoRead(true);
-        }
+        flow.upstreamWritable();
     }
 
     private void inspectAndSend() {
@@ -257,7 +243,7 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
             for (HttpContent c; (c = body.pollQueued()) != null;) {
                 writeBody(c);
             }
-            if (!pausedForUpstream) {
+            if (!flow.pausedForUpstream()) {
                 client.setAutoRead(true);
             }
         }
@@ -274,7 +260,7 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
     @Override
     public void onUpstream(HttpObject message) {
         long arrived = System.nanoTime();
-        lastUpstreamActivity = arrived;
+        flow.upstreamMoved(arrived);
         if (message.decoderResult().isFailure()) {
             ReferenceCountUtil.release(message);
             Throwable cause = message.decoderResult().cause();
@@ -359,21 +345,15 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
     @Override
     public void onUpstreamRaw(ByteBuf read) {
         long arrived = System.nanoTime();
-        lastUpstreamActivity = arrived;
+        flow.upstreamMoved(arrived);
         if (!state.responding() || relay == null) {
             read.release();
             return;
         }
         moveTo(ExchangeState.STREAMING);
         RawRelay.Step step = relay.onRead(read, arrived);
-        if (relay.wrote() && !pending) {
-            pending = true;
-            pendingTimed = relay.wroteData();
-            pendingSince = arrived;
-        } else if (pending && !pendingTimed && relay.wroteData()) {
-            pendingTimed = true;
-            pendingSince = arrived;
-        }
+        flow.wrote(relay.wroteData() ? FlowControl.Written.DATA
+                : relay.wrote() ? FlowControl.Written.FRAMING : FlowControl.Written.NOTHING, arrived);
         switch (step) {
             case MORE -> {
             }
@@ -408,8 +388,7 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
         }
         // the client codec encoded only the head: its empty last content writes nothing and readies it for the next
         clientChannel.write(LastHttpContent.EMPTY_LAST_CONTENT, clientChannel.voidPromise());
-        flushPending();
-        clientChannel.flush();
+        flow.flushEnd(upstream);
         UpstreamConnection done = upstream;
         if (clean) {
             done.endRelay();
@@ -458,60 +437,18 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
 
     /** Writes forwarded bytes; a write with bytes is timed to the client's socket when its read is flushed. */
     private void write(HttpContent content, long arrived) {
-        if (!pending && content.content().isReadable()) {
-            pending = true;
-            pendingTimed = true;
-            pendingSince = arrived;
-        }
+        flow.wrote(content.content().isReadable() ? FlowControl.Written.DATA : FlowControl.Written.NOTHING, arrived);
         clientChannel.write(content, clientChannel.voidPromise());
     }
 
     @Override
     public void onUpstreamReadComplete() {
-        flushPending();
-    }
-
-    /** Flushes what this read wrote, times its way to the client's socket, and pauses a client that lags. */
-    private void flushPending() {
-        if (!pending) {
-            return;
-        }
-        pending = false;
-        long arrived = pendingSince;
-        if (!clientChannel.isActive()) {
-            return;
-        }
-        clientChannel.flush();
-        // framing alone (a relayed body's last chunk) is flushed, not timed, as the object path's empty last content
-        if (pendingTimed) {
-            ChannelOutboundBuffer queuedOut = clientChannel.unsafe().outboundBuffer();
-            if (!http2 && (queuedOut == null || queuedOut.totalPendingWriteBytes() == 0)) {
-                observer.written(arrived, System.nanoTime()); // the kernel has every byte
-            } else {
-                client.whenWritten(ok -> {
-                    if (ok) {
-                        observer.written(arrived, System.nanoTime());
-                    }
-                });
-            }
-        }
-        if (!clientChannel.isWritable() && !pausedForClient && upstream != null) {
-            // slow client: stop reading upstream until the client has drained what we hold
-            pausedForClient = true;
-            pausedForClientSince = System.nanoTime();
-            upstream.channel.config().setAutoRead(false);
-            observer.clientPaused(pausedForClientSince);
-        }
+        flow.flushRead(upstream);
     }
 
     /** The client's connection can take more: the upstream read resumes. */
     void onClientWritable() {
-        if (pausedForClient && upstream != null) {
-            pausedForClient = false;
-            lastUpstreamActivity = System.nanoTime();
-            upstream.channel.config().setAutoRead(true);
-            observer.clientResumed(lastUpstreamActivity);
-        }
+        flow.clientWritable(upstream);
     }
 
     private void onUpstreamEnd(long now) {
@@ -525,8 +462,7 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
             // sends the moment it has it already finds it learned
             llm.finish(outcome);
         }
-        flushPending();
-        clientChannel.flush();
+        flow.flushEnd(upstream);
         boolean keepAlive = upstreamKeepAlive;
         UpstreamConnection done = upstream;
         release(ExchangeState.ENDED, outcome);
@@ -604,7 +540,7 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
                 clientChannel.write(new DefaultHttpContent(held), clientChannel.voidPromise());
             }
         }
-        flushPending();
+        flow.flushRead(upstream);
         UpstreamConnection broken = upstream;
         finish(ExchangeState.FAILED, Outcome.UPSTREAM_BROKEN, now);
         if (broken != null) {
@@ -684,9 +620,9 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
         close();
     }
 
-    /** No bytes from upstream for the idle timeout (a client pausing the read is not an upstream stall). */
+    /** The idle timeout runs from now: no bytes from upstream for that long fails the exchange. */
     private void armIdleTimer() {
-        lastUpstreamActivity = System.nanoTime();
+        flow.upstreamMoved(System.nanoTime());
         loop.timeouts().add(this);
     }
 
@@ -696,45 +632,31 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
             loop.timeouts().remove(this);
             return;
         }
-        if (bodyPausedTooLong(now)) {
-            requestBodyTimedOut();
-            return;
-        }
-        if (state == ExchangeState.REQUEST_HEAD || state == ExchangeState.REQUEST_BODY) {
-            return; // nothing asked of the upstream yet
-        }
-        if (pausedForClient) {
-            lastUpstreamActivity = now; // a slow client pausing the read is not an upstream stall
-            if (now - pausedForClientSince >= context.sendTimeoutNanos()) {
-                clientSendTimedOut(now);
-            }
-            return;
-        }
-        long quiet = now - lastUpstreamActivity;
-        if (quiet >= context.upstreamIdleNanos()) {
-            TimeoutException timeout = new TimeoutException("no upstream data for " + quiet / 1_000_000 + " ms");
-            if (!state.responding()) {
-                failedBeforeResponse(timeout);
-            } else {
-                UpstreamConnection stalled = upstream;
-                onUpstreamBroken(timeout);
-                if (stalled != null) {
-                    stalled.close();
-                }
+        boolean bodyComing = body.mode() != RequestBody.Mode.NONE && !body.ended();
+        boolean bodyHeld = state == ExchangeState.SENT && upstream == null; // no connection to take it yet
+        boolean responseAwaited = state != ExchangeState.REQUEST_HEAD && state != ExchangeState.REQUEST_BODY;
+        switch (flow.stalled(now, bodyComing, bodyHeld, responseAwaited)) {
+            case REQUEST_BODY -> requestBodyTimedOut();
+            case CLIENT -> clientSendTimedOut(now);
+            case UPSTREAM -> upstreamTimedOut(now);
+            case NONE -> {
             }
         }
     }
 
-    /** The client has sent no body bytes for the body timeout, while the sidecar was ready to read them. */
-    private boolean bodyPausedTooLong(long now) {
-        if (body.mode() == RequestBody.Mode.NONE || body.ended()) {
-            return false;
+    /** No bytes from upstream for the idle timeout (a client pausing the read is not an upstream stall). */
+    private void upstreamTimedOut(long now) {
+        TimeoutException timeout = new TimeoutException("no upstream data for "
+                + flow.upstreamQuietNanos(now) / 1_000_000 + " ms");
+        if (!state.responding()) {
+            failedBeforeResponse(timeout);
+        } else {
+            UpstreamConnection stalled = upstream;
+            onUpstreamBroken(timeout);
+            if (stalled != null) {
+                stalled.close();
+            }
         }
-        if (pausedForUpstream || state == ExchangeState.SENT && upstream == null) {
-            lastBodyNanos = now; // the sidecar holds the client's reads (the upstream is slow or not connected yet)
-            return false;
-        }
-        return now - lastBodyNanos >= context.requestBodyTimeoutNanos();
     }
 
     /**
