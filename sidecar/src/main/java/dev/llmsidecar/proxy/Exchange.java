@@ -7,12 +7,9 @@ import dev.llmsidecar.rewrite.ExchangeRewrite;
 import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.wire.LlmOperation;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
-import io.netty.handler.codec.http.DefaultHttpContent;
-import io.netty.handler.codec.http.DefaultLastHttpContent;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
@@ -24,25 +21,26 @@ import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
-import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
+import java.io.IOException;
 import java.nio.channels.ClosedChannelException;
 import java.util.concurrent.TimeoutException;
 import org.jboss.logging.Logger;
 
 /**
  * One client request and its upstream twin, from arrival to the last byte. Its life is one {@link ExchangeState};
- * the request body is a {@link RequestBody}, the response head's framing {@link ResponseFraming}, the flow between the
- * two connections (flushes, pauses, timeouts) {@link FlowControl}, the one second attempt {@link RetryRule}, the LLM
- * side of the bytes (the rewrite hook, the decoder) its {@link LlmCall}. The
- * client's request head is edited in place and sent upstream; the engine's response head is edited in place and sent
- * to the client; response content is forwarded as the retained slice the upstream read produced, so a byte is neither
- * copied nor held. All calls run on the client connection's event loop, which is also the upstream connection's.
+ * the request body is a {@link RequestBody}, the response head's framing {@link ResponseFraming}, the response body a
+ * {@link ResponseBody} (decoded, or relayed raw: chosen once at the head), the flow between the two connections
+ * (flushes, pauses, timeouts) {@link FlowControl}, the one second attempt {@link RetryRule}, the LLM side of the bytes
+ * (the rewrite hook, the decoder) its {@link LlmCall}. The client's request head is edited in place and sent upstream;
+ * the engine's response head is edited in place and sent to the client. All calls run on the client connection's
+ * event loop, which is also the upstream connection's.
  *
- * <p>{@link #onUpstream} is where every response chunk is timestamped: it goes to the wire format's decoder with its
- * arrival time before it is forwarded. What one upstream read delivered goes to the client in one flush when the read
- * is complete ({@link #onUpstreamReadComplete}): one {@code writev} per read, as nginx does. What is measured goes to
- * the exchange's {@link ExchangeObserver}.
+ * <p>Every response byte is timestamped where it reaches the exchange ({@link #onUpstream}, {@link #onUpstreamRaw})
+ * and goes to the wire format's decoder with that time before it is forwarded. What one upstream read delivered goes
+ * to the client in one flush when the read is complete ({@link #onUpstreamReadComplete}). A body that arrived whole
+ * ends in {@link #responseEnded}, whichever path carried it. What is measured goes to the exchange's
+ * {@link ExchangeObserver}.
  */
 final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.Listener, UpstreamPool.Waiter {
 
@@ -65,7 +63,7 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
     private ExchangeState state = ExchangeState.REQUEST_HEAD;
     private HttpRequest request;             // until the response starts (a second attempt sends it again)
     private UpstreamConnection upstream;
-    private RawRelay relay;                  // the response body is relayed raw (null: through the codecs)
+    private ResponseBody responseBody;       // chosen once, at the response head
     private boolean closeAfter;              // the client's connection ends with this exchange
     private boolean headWritten;             // a head went to the client: an error can only cut from now on
     private boolean upstreamKeepAlive;
@@ -272,8 +270,26 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
             onResponseHead(r, arrived);
         }
         if (message instanceof HttpContent content) {
-            onResponseContent(content, arrived);
+            if (!state.responding()) {
+                content.release();
+                return;
+            }
+            moveTo(ExchangeState.STREAMING);
+            onBodyStep(responseBody.onContent(content, arrived), arrived);
         }
+    }
+
+    /** A read of a body relayed raw: stamped here, as {@link #onUpstream} stamps a decoded piece. */
+    @Override
+    public void onUpstreamRaw(ByteBuf read) {
+        long arrived = System.nanoTime();
+        flow.upstreamMoved(arrived);
+        if (!state.responding()) {
+            read.release();
+            return;
+        }
+        moveTo(ExchangeState.STREAMING);
+        onBodyStep(responseBody.onRead(read, arrived), arrived);
     }
 
     private void onResponseHead(HttpResponse r, long now) {
@@ -303,16 +319,7 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
         ResponseFraming.Framed framed = ResponseFraming.frame(r, clientVersion, http2, bodyless, reframe,
                 closeAfter || context.server().draining());
         closeAfter = framed.closeAfter();
-        if (!bodyless) {
-            ProxyEvent fallback = relayFallback(chunked, reframe);
-            if (fallback == null) {
-                relay = new RawRelay(llm != null ? llm : RawRelay.NONE, client::writeRaw);
-                client.relayNextBody();
-                upstream.relayBody();
-            } else {
-                traffic.count(fallback);
-            }
-        }
+        responseBody = bodyless ? new DecodedBody(clientChannel, llm, flow) : chooseBody(chunked, reframe);
         headWritten = true;
         clientChannel.write(r, clientChannel.voidPromise());
         if (framed.streamed()) {
@@ -321,124 +328,33 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
         }
     }
 
-    /** Why this response's body does not go by the raw relay, or null when it does. */
-    private ProxyEvent relayFallback(boolean chunked, boolean reframe) {
-        if (!context.rawRelay()) {
-            return ProxyEvent.RELAY_FALLBACK_DISABLED;
+    /** The raw relay where it can take the body; chosen before the head is written, which the client's codec needs. */
+    private ResponseBody chooseBody(boolean chunked, boolean reframe) {
+        ProxyEvent fallback = RelayedBody.fallback(context.rawRelay(), http2, clientVersion, reframe, chunked);
+        if (fallback != null) {
+            traffic.count(fallback);
+            return new DecodedBody(clientChannel, llm, flow);
         }
-        if (http2) {
-            return ProxyEvent.RELAY_FALLBACK_HTTP2_CLIENT;
-        }
-        if (clientVersion != HttpVersion.HTTP_1_1) {
-            return ProxyEvent.RELAY_FALLBACK_HTTP10_CLIENT;
-        }
-        if (reframe) {
-            return ProxyEvent.RELAY_FALLBACK_REFRAMED;
-        }
-        return chunked ? null : ProxyEvent.RELAY_FALLBACK_NOT_CHUNKED;
+        RelayedBody relayed = new RelayedBody(client, llm, flow, upstream, context);
+        client.relayNextBody();
+        upstream.relayBody();
+        return relayed;
     }
 
-    /**
-     * The timestamping point of a body relayed raw: the read is stamped as it arrives, its data ranges decoded where
-     * they lie, and the read itself written beneath the client's codec; the flush waits for the end of the read.
-     */
-    @Override
-    public void onUpstreamRaw(ByteBuf read) {
-        long arrived = System.nanoTime();
-        flow.upstreamMoved(arrived);
-        if (!state.responding() || relay == null) {
-            read.release();
-            return;
-        }
-        moveTo(ExchangeState.STREAMING);
-        RawRelay.Step step = relay.onRead(read, arrived);
-        flow.wrote(relay.wroteData() ? FlowControl.Written.DATA
-                : relay.wrote() ? FlowControl.Written.FRAMING : FlowControl.Written.NOTHING, arrived);
+    private void onBodyStep(ResponseBody.Step step, long arrived) {
         switch (step) {
             case MORE -> {
             }
-            case END -> onRelayedEnd(arrived, true);
-            case END_WITH_MORE_BYTES -> onRelayedEnd(arrived, false);
-            case ANOMALY -> {
-                traffic.count(ProxyEvent.RELAY_FRAMING_ANOMALY);
-                context.server().warnOnce("framing_anomaly", "an upstream response broke the chunked framing ("
-                        + relay.anomaly() + "); what came before went to the client and both connections were "
-                        + "closed. Further ones are counted in llm_sidecar_upstream_framing_anomalies_total, not "
-                        + "logged");
+            case END -> responseEnded(arrived, true);
+            case END_UPSTREAM_SPENT -> responseEnded(arrived, false);
+            case BROKEN -> {
                 UpstreamConnection bad = upstream;
-                onUpstreamBroken(new java.io.IOException("chunked framing: " + relay.anomaly()));
+                onUpstreamBroken(new IOException("chunked framing: " + responseBody.anomaly()));
                 if (bad != null) {
                     bad.close();
                 }
             }
         }
-    }
-
-    /**
-     * The relayed body ended (the relay wrote its last chunk, the decoder's held bytes before it). {@code clean}: the
-     * read held nothing after it, so the connection may carry the next response.
-     */
-    private void onRelayedEnd(long now, boolean clean) {
-        Outcome outcome = status >= 400 ? Outcome.UPSTREAM_ERROR : Outcome.OK;
-        if (llm != null) {
-            llm.finish(outcome);
-        }
-        if (relay.reframed()) {
-            traffic.count(ProxyEvent.RELAY_REFRAMED);
-        }
-        // the client codec encoded only the head: its empty last content writes nothing and readies it for the next
-        clientChannel.write(LastHttpContent.EMPTY_LAST_CONTENT, clientChannel.voidPromise());
-        flow.flushEnd(upstream);
-        UpstreamConnection done = upstream;
-        if (clean) {
-            done.endRelay();
-        } else {
-            traffic.count(ProxyEvent.RELAY_FRAMING_ANOMALY); // bytes after the body: never pooled again
-        }
-        boolean keepAlive = clean && upstreamKeepAlive;
-        release(ExchangeState.ENDED, outcome);
-        done.endExchange(this, keepAlive, now);
-        completeResponse();
-        // the client has its end (and its connection's, if it asked to close) before the observer's work runs
-        observer.ended(outcome, status, now);
-    }
-
-    /**
-     * The timestamping point: every piece of the response is stamped as it is delivered, decoded, and written; the
-     * flush waits for the end of the read.
-     */
-    private void onResponseContent(HttpContent content, long arrived) {
-        if (!state.responding()) {
-            content.release();
-            return;
-        }
-        moveTo(ExchangeState.STREAMING);
-        boolean last = content instanceof LastHttpContent;
-        ByteBuf data = content.content();
-        ByteBuf out = llm == null ? data : llm.onChunk(data, arrived);
-        if (out == data) {
-            write(content, arrived);
-        } else {
-            if (out.isReadable()) {
-                write(new DefaultHttpContent(out), arrived);
-            } else {
-                out.release();
-            }
-            if (last) {
-                LastHttpContent end = (LastHttpContent) content;
-                write(end.trailingHeaders().isEmpty() ? LastHttpContent.EMPTY_LAST_CONTENT
-                        : new DefaultLastHttpContent(Unpooled.EMPTY_BUFFER, end.trailingHeaders()), arrived);
-            }
-        }
-        if (last) {
-            onUpstreamEnd(arrived);
-        }
-    }
-
-    /** Writes forwarded bytes; a write with bytes is timed to the client's socket when its read is flushed. */
-    private void write(HttpContent content, long arrived) {
-        flow.wrote(content.content().isReadable() ? FlowControl.Written.DATA : FlowControl.Written.NOTHING, arrived);
-        clientChannel.write(content, clientChannel.voidPromise());
     }
 
     @Override
@@ -451,24 +367,26 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
         flow.clientWritable(upstream);
     }
 
-    private void onUpstreamEnd(long now) {
+    /**
+     * The response body arrived whole, by either path: the one end of both. The upstream connection goes back to the
+     * pool if it may carry another response, the client's serves its next request, and the observer is told last.
+     *
+     * @param upstreamReusable no byte followed the body on the upstream connection
+     */
+    private void responseEnded(long now, boolean upstreamReusable) {
         Outcome outcome = status >= 400 ? Outcome.UPSTREAM_ERROR : Outcome.OK;
         if (llm != null) {
-            ByteBuf rest = llm.onEnd(now);
-            if (rest.isReadable()) {
-                clientChannel.write(new DefaultHttpContent(rest), clientChannel.voidPromise());
-            }
             // what the stream taught the rewrite is known before the client has its last byte: a request the client
             // sends the moment it has it already finds it learned
             llm.finish(outcome);
         }
         flow.flushEnd(upstream);
-        boolean keepAlive = upstreamKeepAlive;
         UpstreamConnection done = upstream;
         release(ExchangeState.ENDED, outcome);
-        done.endExchange(this, keepAlive, now);
+        done.endExchange(this, upstreamReusable && upstreamKeepAlive, now);
         completeResponse();
-        observer.ended(outcome, status, now); // after the client has its end, as above
+        // the client has its end (and its connection's, if it asked to close) before the observer's work runs
+        observer.ended(outcome, status, now);
     }
 
     // ---------------------------------------------------------------------------------------------- failures
@@ -531,14 +449,8 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
     private void onUpstreamBroken(Throwable cause) {
         LOG.debugf("upstream broke mid-response: %s", cause.toString());
         long now = System.nanoTime();
-        if (relay != null) {
-            relay.releaseHeld(); // what was held back reaches the client, as it would directly
-        } else if (llm != null) {
-            // an incomplete event held back for usage removal still reaches the client, as it would directly
-            ByteBuf held = llm.releaseHeld();
-            if (held.isReadable()) {
-                clientChannel.write(new DefaultHttpContent(held), clientChannel.voidPromise());
-            }
+        if (responseBody != null) {
+            responseBody.releaseHeld(); // what was held back reaches the client, as it would directly
         }
         flow.flushRead(upstream);
         UpstreamConnection broken = upstream;
@@ -738,8 +650,8 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
         moveTo(end);
         upstream = null;
         body.release();
-        if (relay != null) {
-            relay.discard();
+        if (responseBody != null) {
+            responseBody.discard();
         }
         loop.timeouts().remove(this);
         if (llm != null) {
