@@ -39,8 +39,8 @@ import org.jboss.logging.Logger;
  * <p>Every response byte is timestamped where it reaches the exchange ({@link #onUpstream}, {@link #onUpstreamRaw})
  * and goes to the wire format's decoder with that time before it is forwarded. What one upstream read delivered goes
  * to the client in one flush when the read is complete ({@link #onUpstreamReadComplete}). A body that arrived whole
- * ends in {@link #responseEnded}, whichever path carried it. What is measured goes to the exchange's
- * {@link ExchangeObserver}.
+ * ends in {@link #responseEnded}, whichever path carried it; every other end goes through {@link #fail}. What is
+ * measured goes to the exchange's {@link ExchangeObserver}.
  */
 final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.Listener, UpstreamPool.Waiter {
 
@@ -65,7 +65,6 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
     private UpstreamConnection upstream;
     private ResponseBody responseBody;       // chosen once, at the response head
     private boolean closeAfter;              // the client's connection ends with this exchange
-    private boolean headWritten;             // a head went to the client: an error can only cut from now on
     private boolean upstreamKeepAlive;
     private int status;
 
@@ -250,7 +249,7 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
 
     @Override
     public void failed(Throwable cause) {
-        failedBeforeResponse(cause);
+        upstreamFailed(cause);
     }
 
     // ---------------------------------------------------------------------------------------------- response
@@ -320,7 +319,6 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
                 closeAfter || context.server().draining());
         closeAfter = framed.closeAfter();
         responseBody = bodyless ? new DecodedBody(clientChannel, llm, flow) : chooseBody(chunked, reframe);
-        headWritten = true;
         clientChannel.write(r, clientChannel.voidPromise());
         if (framed.streamed()) {
             // a streaming client sees the headers when the engine sends them, not with the first token
@@ -347,13 +345,7 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
             }
             case END -> responseEnded(arrived, true);
             case END_UPSTREAM_SPENT -> responseEnded(arrived, false);
-            case BROKEN -> {
-                UpstreamConnection bad = upstream;
-                onUpstreamBroken(new IOException("chunked framing: " + responseBody.anomaly()));
-                if (bad != null) {
-                    bad.close();
-                }
-            }
+            case BROKEN -> upstreamFailed(new IOException("chunked framing: " + responseBody.anomaly()));
         }
     }
 
@@ -393,24 +385,34 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
 
     @Override
     public void onUpstreamClosed(Throwable cause) {
-        if (state.over()) {
-            return;
-        }
-        Throwable why = cause != null ? cause : new ClosedChannelException();
-        if (state.responding()) {
-            onUpstreamBroken(why);
-        } else {
-            onUpstreamRequestFailed(why);
+        if (!state.over()) {
+            upstreamFailed(cause != null ? cause : new ClosedChannelException());
         }
     }
 
     /**
-     * The request failed before its response started. A reused connection that closed before a single byte of
-     * response arrived is the keep-alive race (the engine closed the idle connection as the request went out, or,
-     * like llama.cpp's server, closes every connection after a streamed response without saying so): the engine
-     * never read the request, so it is sent once more on a new connection ({@link RetryRule}).
+     * The upstream failed (no connection, closed, reset, silent past the idle timeout, a broken framing). Before the
+     * head, a reused connection that closed before a single byte of response is the keep-alive race (the engine closed
+     * the idle connection as the request went out, or, like llama.cpp's server, closes every connection after a
+     * streamed response without saying so): the engine never read the request, so it goes once more on a new
+     * connection ({@link RetryRule}); else the client gets the sidecar's error. After the head the client gets what
+     * came, then the cut it would have seen directly.
      */
-    private void onUpstreamRequestFailed(Throwable cause) {
+    private void upstreamFailed(Throwable cause) {
+        if (state.over()) {
+            return;
+        }
+        if (state.responding()) {
+            LOG.debugf("upstream broke mid-response: %s", cause.toString());
+            long now = System.nanoTime();
+            if (responseBody != null) {
+                responseBody.releaseHeld(); // what was held back reaches the client, as it would directly
+            }
+            flow.flushRead(upstream);
+            fail(Outcome.UPSTREAM_BROKEN, now);
+            resetClient();
+            return;
+        }
         UpstreamConnection failedOn = upstream;
         if (failedOn != null && retry.retryAfterClose(body.whole(), failedOn.reused(), failedOn.nothingReadSinceStart(),
                 cause)) {
@@ -424,7 +426,14 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
             loop.pool().acquireFresh(this);
             return;
         }
-        failedBeforeResponse(cause);
+        SidecarError error = SidecarError.beforeResponse(cause);
+        context.server().warnOnce(error.header, "upstream request failed before its response (" + error.header + ", "
+                + cause + "); further ones are counted in llm_sidecar_http_requests_total{status_class=\"5xx\"}, not "
+                + "logged");
+        LOG.debugf("upstream request failed: %s", cause.toString());
+        status = error.status;
+        fail(Outcome.UPSTREAM_ERROR, System.nanoTime());
+        respondWith(error, null);
     }
 
     /**
@@ -446,70 +455,36 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
         loop.pool().acquireFresh(this);
     }
 
-    private void onUpstreamBroken(Throwable cause) {
-        LOG.debugf("upstream broke mid-response: %s", cause.toString());
-        long now = System.nanoTime();
-        if (responseBody != null) {
-            responseBody.releaseHeld(); // what was held back reaches the client, as it would directly
+    private void bodyTooLarge(boolean declared) {
+        if (!state.over()) {
+            status = SidecarError.BODY_TOO_LARGE.status; // unlike the body timeout, even after the engine's head
+            refuseBody(declared ? ProxyEvent.BODY_TOO_LARGE_DECLARED : ProxyEvent.BODY_TOO_LARGE_STREAMED,
+                    SidecarError.BODY_TOO_LARGE, Outcome.UPSTREAM_ERROR, "the limit is " + body.maxBytes()
+                            + " bytes");
         }
-        flow.flushRead(upstream);
-        UpstreamConnection broken = upstream;
-        finish(ExchangeState.FAILED, Outcome.UPSTREAM_BROKEN, now);
-        if (broken != null) {
-            broken.endExchange(this, false, now);
-        }
-        // deliver what was received, then close: the client sees the same truncation it would have seen directly
-        resetClient();
-    }
-
-    private void failedBeforeResponse(Throwable cause) {
-        if (state.over()) {
-            return;
-        }
-        SidecarError error = SidecarError.beforeResponse(cause);
-        context.server().warnOnce(error.header, "upstream request failed before its response (" + error.header + ", "
-                + cause + "); further ones are counted in llm_sidecar_http_requests_total{status_class=\"5xx\"}, not "
-                + "logged");
-        LOG.debugf("upstream request failed: %s", cause.toString());
-        status = error.status;
-        UpstreamConnection failedOn = upstream;
-        long now = System.nanoTime();
-        finish(ExchangeState.FAILED, Outcome.UPSTREAM_ERROR, now);
-        if (failedOn != null) {
-            failedOn.endExchange(this, false, now);
-        }
-        respondWith(error, null);
     }
 
     /**
-     * The body is over the cap: nothing more of it is read or sent. If part of it went upstream, that request is
-     * abandoned (the engine never sees a complete one). The client gets 413 and the connection closes (the rest of
-     * its body is not read).
+     * The request body is refused (over the cap, or paused past the body timeout): nothing more of it is read or sent
+     * (the engine never sees it whole). The client gets the error and its connection closes, or its response is cut.
      */
-    private void bodyTooLarge(boolean declared) {
-        if (state.over()) {
-            return;
-        }
-        traffic.count(declared ? ProxyEvent.BODY_TOO_LARGE_DECLARED : ProxyEvent.BODY_TOO_LARGE_STREAMED);
+    private void refuseBody(ProxyEvent counted, SidecarError error, Outcome outcome, String detail) {
+        traffic.count(counted);
         client.setAutoRead(false);
-        status = SidecarError.BODY_TOO_LARGE.status;
-        UpstreamConnection abandoned = upstream;
-        long now = System.nanoTime();
-        finish(ExchangeState.FAILED, Outcome.UPSTREAM_ERROR, now);
-        if (abandoned != null) {
-            abandoned.endExchange(this, false, now);
+        if (!state.responding()) {
+            status = error.status;
         }
+        fail(outcome, System.nanoTime());
         closeAfter = true;
-        respondWith(SidecarError.BODY_TOO_LARGE, "the limit is " + body.maxBytes() + " bytes");
+        respondWith(error, detail);
     }
 
-    /** Answers with the sidecar's own error, or cuts the response if its head already went out. */
+    /** The client gets the sidecar's own error, or, once the engine's head went out, the cut. */
     private void respondWith(SidecarError error, String detail) {
-        if (headWritten) {
+        if (state == ExchangeState.FAILED_AFTER_HEAD) {
             resetClient();
             return;
         }
-        headWritten = true;
         boolean close = closeAfter || context.server().draining();
         closeAfter = close;
         clientChannel.writeAndFlush(error.response(http2 ? HttpVersion.HTTP_1_1 : clientVersion, detail,
@@ -521,13 +496,8 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
         if (state == ExchangeState.CLOSED) {
             return;
         }
-        UpstreamConnection cut = upstream;
-        long now = System.nanoTime();
         if (!state.over()) {
-            finish(ExchangeState.FAILED, Outcome.CLIENT_CANCELLED, now);
-        }
-        if (cut != null) {
-            cut.endExchange(this, false, now);
+            fail(Outcome.CLIENT_CANCELLED, System.nanoTime());
         }
         close();
     }
@@ -546,51 +516,16 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
         }
         boolean bodyComing = body.mode() != RequestBody.Mode.NONE && !body.ended();
         boolean bodyHeld = state == ExchangeState.SENT && upstream == null; // no connection to take it yet
-        boolean responseAwaited = state != ExchangeState.REQUEST_HEAD && state != ExchangeState.REQUEST_BODY;
-        switch (flow.stalled(now, bodyComing, bodyHeld, responseAwaited)) {
-            case REQUEST_BODY -> requestBodyTimedOut();
+        switch (flow.stalled(now, bodyComing, bodyHeld, state.requestSent())) {
+            case REQUEST_BODY -> refuseBody(ProxyEvent.CLIENT_TIMEOUT_REQUEST_BODY,
+                    SidecarError.REQUEST_BODY_TIMEOUT, Outcome.CLIENT_CANCELLED, "no body bytes for "
+                            + context.requestBodyTimeoutNanos() / 1_000_000 + " ms");
             case CLIENT -> clientSendTimedOut(now);
-            case UPSTREAM -> upstreamTimedOut(now);
+            case UPSTREAM -> upstreamFailed(new TimeoutException("no upstream data for "
+                    + flow.upstreamQuietNanos(now) / 1_000_000 + " ms"));
             case NONE -> {
             }
         }
-    }
-
-    /** No bytes from upstream for the idle timeout (a client pausing the read is not an upstream stall). */
-    private void upstreamTimedOut(long now) {
-        TimeoutException timeout = new TimeoutException("no upstream data for "
-                + flow.upstreamQuietNanos(now) / 1_000_000 + " ms");
-        if (!state.responding()) {
-            failedBeforeResponse(timeout);
-        } else {
-            UpstreamConnection stalled = upstream;
-            onUpstreamBroken(timeout);
-            if (stalled != null) {
-                stalled.close();
-            }
-        }
-    }
-
-    /**
-     * The request body paused past the body timeout: nothing more of it is read. An inspected body never went
-     * upstream; a piped one's upstream request is abandoned (its connection closed, not pooled). The client gets 408
-     * and its connection closes, or, if the engine already answered, its response is cut.
-     */
-    private void requestBodyTimedOut() {
-        traffic.count(ProxyEvent.CLIENT_TIMEOUT_REQUEST_BODY);
-        client.setAutoRead(false);
-        if (!headWritten) {
-            status = SidecarError.REQUEST_BODY_TIMEOUT.status;
-        }
-        UpstreamConnection abandoned = upstream;
-        long now = System.nanoTime();
-        finish(ExchangeState.FAILED, Outcome.CLIENT_CANCELLED, now);
-        if (abandoned != null) {
-            abandoned.endExchange(this, false, now);
-        }
-        closeAfter = true;
-        respondWith(SidecarError.REQUEST_BODY_TIMEOUT, "no body bytes for "
-                + context.requestBodyTimeoutNanos() / 1_000_000 + " ms");
     }
 
     /**
@@ -600,11 +535,7 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
     private void clientSendTimedOut(long now) {
         traffic.count(ProxyEvent.CLIENT_TIMEOUT_SEND);
         observer.clientStoppedReading();
-        UpstreamConnection cut = upstream;
-        finish(ExchangeState.FAILED, Outcome.CLIENT_CANCELLED, now);
-        if (cut != null) {
-            cut.endExchange(this, false, now);
-        }
+        fail(Outcome.CLIENT_CANCELLED, now);
         close();
         if (!http2) {
             // a reset, not a FIN behind what the kernel still holds for a client that does not read (megabytes
@@ -639,10 +570,17 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
         }
     }
 
-    /** The observer hears how it ended, once; what the exchange held goes. */
-    private void finish(ExchangeState end, Outcome outcome, long nanos) {
-        release(end, outcome);
-        observer.ended(outcome, status, nanos);
+    /**
+     * Ends the exchange any way but whole: its state says whether the engine's head had gone out, the observer hears
+     * how it ended, and the upstream connection, if any, closes (never pooled).
+     */
+    private void fail(Outcome outcome, long now) {
+        UpstreamConnection cut = upstream;
+        release(state.failed(), outcome);
+        observer.ended(outcome, status, now);
+        if (cut != null) {
+            cut.endExchange(this, false, now);
+        }
     }
 
     /** What the exchange held goes; the observer is told by the caller. */
