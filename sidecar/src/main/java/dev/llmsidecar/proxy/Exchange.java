@@ -2,47 +2,32 @@ package dev.llmsidecar.proxy;
 
 import dev.llmsidecar.observe.ExchangeObserver;
 import dev.llmsidecar.observe.ProxyEvent;
-import dev.llmsidecar.observe.TrafficObserver;
 import dev.llmsidecar.rewrite.ExchangeRewrite;
 import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.wire.LlmOperation;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelOption;
-import io.netty.channel.ChannelOutboundBuffer;
-import io.netty.handler.codec.http.DefaultFullHttpResponse;
-import io.netty.handler.codec.http.DefaultHttpContent;
-import io.netty.handler.codec.http.DefaultLastHttpContent;
 import io.netty.handler.codec.http.HttpContent;
-import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaderValues;
-import io.netty.handler.codec.http.HttpHeaders;
-import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
-import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
-import io.netty.handler.codec.http.HttpVersion;
-import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
+import java.io.IOException;
 import java.nio.channels.ClosedChannelException;
 import java.util.concurrent.TimeoutException;
 import org.jboss.logging.Logger;
 
 /**
- * One client request and its upstream twin, from arrival to the last byte. Its life is one {@link ExchangeState};
- * the request body is a {@link RequestBody}, the response head's framing {@link ResponseFraming}, the one second
- * attempt {@link RetryRule}, the LLM side of the bytes (the rewrite hook, the decoder) its {@link LlmCall}. The
- * client's request head is edited in place and sent upstream; the engine's response head is edited in place and sent
- * to the client; response content is forwarded as the retained slice the upstream read produced, so a byte is neither
- * copied nor held. All calls run on the client connection's event loop, which is also the upstream connection's.
+ * One client request and its upstream twin, from arrival to the last byte. Its life is one {@link ExchangeState},
+ * moved here only. The request on its way upstream is an {@link UpstreamRequest}; what the client gets (the engine's
+ * head framed for it, or the sidecar's error) a {@link ClientResponse}; the response body a {@link ResponseBody},
+ * decoded or relayed raw, chosen once at the head; the flow between the two connections (one flush per upstream read,
+ * pauses, timeouts) a {@link FlowControl}; the LLM side of the bytes its {@link LlmCall}. All calls run on the client
+ * connection's event loop, which is also the upstream connection's.
  *
- * <p>{@link #onUpstream} is where every response chunk is timestamped: it goes to the wire format's decoder with its
- * arrival time before it is forwarded. What one upstream read delivered goes to the client in one flush when the read
- * is complete ({@link #onUpstreamReadComplete}): one {@code writev} per read, as nginx does. What is measured goes to
- * the exchange's {@link ExchangeObserver}.
+ * <p>Every response byte is timestamped where it reaches the exchange ({@link #onUpstream}, {@link #onUpstreamRaw}).
+ * A body that arrived whole ends in {@link #responseEnded}, whichever path carried it; every other end goes through
+ * {@link #fail}. What is measured goes to the exchange's {@link ExchangeObserver}.
  */
 final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.Listener, UpstreamPool.Waiter {
 
@@ -50,61 +35,30 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
 
     private final ExchangeContext context;
     private final LoopResources loop;
-    private final TrafficObserver traffic;
     private final ClientSide client;
-    private final Channel clientChannel;
-    private final HttpVersion clientVersion;
-    private final boolean http2;
-    private final boolean headRequest;
     private final ExchangeObserver observer;
-    private final LlmCall llm;
-    private final RequestBody body;
-    private final RetryRule retry = new RetryRule();
+    private final LlmCall llm;               // null: not an LLM call
+    private final FlowControl flow;
+    private final UpstreamRequest request;
+    private final ClientResponse response;
 
     private ExchangeState state = ExchangeState.REQUEST_HEAD;
-    private HttpRequest request;             // until the response starts (a second attempt sends it again)
     private UpstreamConnection upstream;
-    private RawRelay relay;                  // the response body is relayed raw (null: through the codecs)
-    private boolean closeAfter;              // the client's connection ends with this exchange
-    private boolean headWritten;             // a head went to the client: an error can only cut from now on
+    private ResponseBody responseBody;       // chosen once, at the response head
     private boolean upstreamKeepAlive;
     private int status;
-    private long lastUpstreamActivity;
 
-    // flow control, apart from the life above: what the current read wrote, and which side is paused for the other
-    private boolean pending;                 // written to the client, not yet flushed
-    private boolean pendingTimed;            // and some of it was the body's data: the flush is timed
-    private long pendingSince;               // arrival of the first part of the read not yet flushed
-    private boolean pausedForClient;
-    private long pausedForClientSince;       // when the client's writes blocked (the send timeout runs from here)
-    private boolean pausedForUpstream;
-    private long lastBodyNanos;              // the last request-body bytes from the client (the body timeout)
-
-    /**
-     * @param bodyFollows a body comes after the head (HTTP/1.x: a length or chunked framing; HTTP/2: the stream is
-     *     not ended by its headers)
-     */
-    Exchange(ExchangeContext context, LoopResources loop, ClientSide client, HttpRequest request, boolean bodyFollows,
+    /** @param bodyFollows a body comes after the head ({@link UpstreamRequest}) */
+    Exchange(ExchangeContext context, LoopResources loop, ClientSide client, HttpRequest head, boolean bodyFollows,
             long receivedNanos, LlmOperation operation) {
         this.context = context;
         this.loop = loop;
-        this.traffic = context.traffic();
         this.client = client;
-        this.clientChannel = client.channel();
-        this.request = request;
-        this.clientVersion = request.protocolVersion();
-        this.http2 = client.http2();
-        this.headRequest = HttpMethod.HEAD.equals(request.method());
-        this.observer = traffic.exchangeStarted(new NettyHeaders.Head(request), operation, receivedNanos);
+        this.observer = context.traffic().exchangeStarted(new NettyHeaders.Head(head), operation, receivedNanos);
         this.llm = operation == null ? null : new LlmCall(context, operation, observer);
-        this.closeAfter = !http2 && (clientVersion == HttpVersion.HTTP_1_0 || !HttpUtil.isKeepAlive(request));
-        this.body = new RequestBody(bodyFollows, llm != null, context.maxRequestBodyBytes(),
-                context.maxInspectedBodyBytes(), context.inspectBudget());
-    }
-
-    /** Where its life is (tests). */
-    ExchangeState state() {
-        return state;
+        this.flow = new FlowControl(client, observer, context);
+        this.response = new ClientResponse(context, client, head, llm, flow);
+        this.request = new UpstreamRequest(context, client, flow, llm, head, bodyFollows);
     }
 
     private void moveTo(ExchangeState next) {
@@ -114,42 +68,16 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
     // ---------------------------------------------------------------------------------------------- request
 
     void start() {
-        if (body.declaredTooLarge(declaredLength())) {
+        UpstreamRequest.Next next = request.start();
+        if (next == UpstreamRequest.Next.TOO_LARGE) {
             bodyTooLarge(true); // before a byte is read or sent
             return;
         }
-        if (HttpUtil.is100ContinueExpected(request) && !http2) {
-            clientChannel.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE),
-                    clientChannel.voidPromise());
-        }
-        if (body.mode() != RequestBody.Mode.NONE) {
-            lastBodyNanos = System.nanoTime();
-            loop.timeouts().add(this); // the body timeout runs while the body is read
-        }
-        if (body.mode() == RequestBody.Mode.INSPECT) {
-            body.startGathering(clientChannel.alloc(), HttpUtil.isContentLengthSet(request) ? declaredLength() : -1);
-            if (body.mode() == RequestBody.Mode.INSPECT) {
-                moveTo(ExchangeState.REQUEST_BODY);
-                return; // the body arrives through onRequestContent
-            }
-            // too large, or past the budget: piped; its timeline starts with the response, which says whether it
-            // streams
-            llm.notInspected(body.skipped() == RequestBody.Skipped.BUDGET);
-            sendUpstream(false);
-            return;
-        }
-        sendUpstream(body.mode() == RequestBody.Mode.NONE);
-        if (llm != null) {
-            llm.requestSent();
-        }
-    }
-
-    /** The declared Content-Length, 0 when absent or unreadable (the codec refuses those before us). */
-    private long declaredLength() {
-        try {
-            return HttpUtil.getContentLength(request, 0L);
-        } catch (NumberFormatException e) {
-            return 0;
+        loop.timeouts().add(this); // the body timeout while a body is read, then the upstream's silence
+        if (next == UpstreamRequest.Next.GATHER) {
+            moveTo(ExchangeState.REQUEST_BODY); // the body arrives through onRequestContent
+        } else {
+            sendUpstream();
         }
     }
 
@@ -159,86 +87,33 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
             content.release();
             return;
         }
-        lastBodyNanos = System.nanoTime();
-        switch (body.accept(content)) {
+        switch (request.onContent(content, upstream)) {
             case TOO_LARGE -> bodyTooLarge(false);
-            case WHOLE -> inspectAndSend();
-            case TOO_LARGE_TO_INSPECT -> {
-                // its timeline starts with the response, which says whether it streams
-                llm.notInspected(body.skipped() == RequestBody.Skipped.BUDGET);
-                sendUpstream(false);
-            }
-            case FORWARD -> {
-                if (upstream == null) {
-                    body.queue(content);
-                    client.setAutoRead(false); // until the upstream connection takes what is queued
-                } else {
-                    writeBody(content);
-                }
-            }
-            case GATHERING, DROPPED -> {
+            case SEND -> sendUpstream();
+            case WAIT, GATHER -> {
             }
         }
     }
 
     /** The client's read is complete: what it delivered of the body goes upstream in one flush. */
     void onClientReadComplete() {
-        if (upstream != null && body.mode() == RequestBody.Mode.PIPE && !state.over()) {
-            upstream.channel.flush();
-        }
-    }
-
-    private void writeBody(HttpContent content) {
-        upstream.channel.write(content, upstream.channel.voidPromise());
-        if (!upstream.channel.isWritable() && !pausedForUpstream) {
-            pausedForUpstream = true;
-            client.setAutoRead(false);
+        if (upstream != null && !state.over()) {
+            request.flushPiped(upstream.channel);
         }
     }
 
     @Override
     public void onUpstreamWritable() {
-        if (pausedForUpstream) {
-            pausedForUpstream = false;
-            client.setAutoRead(true);
-        }
+        flow.upstreamWritable();
     }
 
-    private void inspectAndSend() {
-        ByteBuf read = body.gathered();
-        body.holdWhole(llm.inspect(read, request.headers(), clientVersion), read);
-        sendUpstream(true);
-        llm.requestSent();
-    }
-
-    /**
-     * Edits the client's request head into the upstream request and takes a connection for it.
-     *
-     * @param whole the body is held whole (or there is none) and may be sent again
-     */
-    private void sendUpstream(boolean whole) {
+    /** The request goes upstream: its head is edited for it and a connection is taken. */
+    private void sendUpstream() {
         moveTo(ExchangeState.SENT);
-        HttpHeaders h = request.headers();
-        String clientAuthority = h.get(HttpHeaderNames.HOST);
-        ForwardedHeaders.removeHopByHop(h);
-        h.remove(HttpHeaderNames.EXPECT);
-        if (llm != null) {
-            llm.prepareUpstreamHeaders(h);
-        }
-        h.set(HttpHeaderNames.HOST, context.preserveHost() && clientAuthority != null ? clientAuthority
-                : context.target().authority());
-        if (whole) {
-            int length = body.wholeLength();
-            if (length > 0 || h.contains(HttpHeaderNames.CONTENT_LENGTH) || http2 && body.ended()) {
-                h.setInt(HttpHeaderNames.CONTENT_LENGTH, length);
-            }
-        } else if (!h.contains(HttpHeaderNames.CONTENT_LENGTH)) {
-            h.set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
-        }
-        request.setUri(context.target().requestUri(request.uri()));
-        request.setProtocolVersion(HttpVersion.HTTP_1_1);
-        armIdleTimer();
+        request.editForUpstream();
+        flow.upstreamMoved(System.nanoTime()); // the idle timeout runs from here
         loop.pool().acquire(this);
+        request.sent();
     }
 
     @Override
@@ -249,24 +124,14 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
         }
         upstream = connection;
         connection.startExchange(this);
-        Channel ch = connection.channel;
-        ch.write(request, ch.voidPromise());
-        if (body.whole()) {
-            ch.write(body.wholeContent(), ch.voidPromise());
-        } else {
-            for (HttpContent c; (c = body.pollQueued()) != null;) {
-                writeBody(c);
-            }
-            if (!pausedForUpstream) {
-                client.setAutoRead(true);
-            }
-        }
-        ch.flush();
+        request.writeTo(connection.channel);
     }
 
-    @Override
-    public void failed(Throwable cause) {
-        failedBeforeResponse(cause);
+    /** The connection the request went out on is given up (closed, never pooled): the request waits for another. */
+    private void abandon(UpstreamConnection old) {
+        upstream = null;
+        moveTo(ExchangeState.SENT);
+        old.endExchange(this, false, System.nanoTime());
     }
 
     // ---------------------------------------------------------------------------------------------- response
@@ -274,398 +139,178 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
     @Override
     public void onUpstream(HttpObject message) {
         long arrived = System.nanoTime();
-        lastUpstreamActivity = arrived;
+        flow.upstreamMoved(arrived);
         if (message.decoderResult().isFailure()) {
             ReferenceCountUtil.release(message);
-            Throwable cause = message.decoderResult().cause();
             upstream.close();
-            onUpstreamClosed(cause);
+            onUpstreamClosed(message.decoderResult().cause());
             return;
         }
         if (message instanceof HttpResponse r) {
             onResponseHead(r, arrived);
         }
         if (message instanceof HttpContent content) {
-            onResponseContent(content, arrived);
+            if (!state.responding()) {
+                content.release();
+                return;
+            }
+            moveTo(ExchangeState.STREAMING);
+            onBodyStep(responseBody.onContent(content, arrived), arrived);
         }
+    }
+
+    /** A read of a body relayed raw: stamped here, as {@link #onUpstream} stamps a decoded piece. */
+    @Override
+    public void onUpstreamRaw(ByteBuf read) {
+        long arrived = System.nanoTime();
+        flow.upstreamMoved(arrived);
+        if (!state.responding()) {
+            read.release();
+            return;
+        }
+        moveTo(ExchangeState.STREAMING);
+        onBodyStep(responseBody.onRead(read, arrived), arrived);
     }
 
     private void onResponseHead(HttpResponse r, long now) {
         int code = r.status().code();
-        if (code >= 100 && code < 200 && code != 101) {
-            return; // interim (the sidecar never forwards Expect, so no 100): the real head follows
-        }
-        if (state != ExchangeState.SENT) {
-            return;
+        if (code >= 100 && code < 200 && code != 101 || state != ExchangeState.SENT) {
+            return; // interim (the sidecar never forwards Expect, so no 100): the real head follows; or none awaited
         }
         if (llm != null && llm.verdict(code, r.headers()) == ExchangeRewrite.Verdict.RESEND_AS_THE_CLIENT_WROTE_IT) {
-            resendAsTheClientWroteIt();
+            // nothing of this answer was forwarded: it is abandoned (the engine stops generating) and the client's
+            // own request goes instead, so the client gets exactly the response it would have got directly
+            abandon(upstream);
+            request.backToTheClientsOwn();
+            loop.pool().acquireFresh(this);
             return;
         }
         moveTo(ExchangeState.RESPONSE_HEAD);
         status = code;
         upstreamKeepAlive = HttpUtil.isKeepAlive(r);
-        body.release();
-        // no second attempt after a response byte: the request head is not needed any more (a few KB per open
-        // stream with an SDK's headers)
-        request.headers().clear();
-        request = null;
-        HttpHeaders h = r.headers();
-        boolean bodyless = headRequest || code == 204 || code == 304 || code < 200;
-        boolean chunked = HttpUtil.isTransferEncodingChunked(r); // as the upstream codec reads the body
-        boolean reframe = llm != null && llm.onResponseHead(code, h, h.contains(HttpHeaderNames.CONTENT_LENGTH), now);
-        ResponseFraming.Framed framed = ResponseFraming.frame(r, clientVersion, http2, bodyless, reframe,
-                closeAfter || context.server().draining());
-        closeAfter = framed.closeAfter();
-        if (!bodyless) {
-            ProxyEvent fallback = relayFallback(chunked, reframe);
-            if (fallback == null) {
-                relay = new RawRelay(llm != null ? llm : RawRelay.NONE, client::writeRaw);
-                client.relayNextBody();
-                upstream.relayBody();
-            } else {
-                traffic.count(fallback);
-            }
-        }
-        headWritten = true;
-        clientChannel.write(r, clientChannel.voidPromise());
-        if (framed.streamed()) {
-            // a streaming client sees the headers when the engine sends them, not with the first token
-            clientChannel.flush();
-        }
+        request.responseStarted(); // no second attempt after a response byte
+        responseBody = response.writeHead(r, now, upstream);
     }
 
-    /** Why this response's body does not go by the raw relay, or null when it does. */
-    private ProxyEvent relayFallback(boolean chunked, boolean reframe) {
-        if (!context.rawRelay()) {
-            return ProxyEvent.RELAY_FALLBACK_DISABLED;
-        }
-        if (http2) {
-            return ProxyEvent.RELAY_FALLBACK_HTTP2_CLIENT;
-        }
-        if (clientVersion != HttpVersion.HTTP_1_1) {
-            return ProxyEvent.RELAY_FALLBACK_HTTP10_CLIENT;
-        }
-        if (reframe) {
-            return ProxyEvent.RELAY_FALLBACK_REFRAMED;
-        }
-        return chunked ? null : ProxyEvent.RELAY_FALLBACK_NOT_CHUNKED;
-    }
-
-    /**
-     * The timestamping point of a body relayed raw: the read is stamped as it arrives, its data ranges decoded where
-     * they lie, and the read itself written beneath the client's codec; the flush waits for the end of the read.
-     */
-    @Override
-    public void onUpstreamRaw(ByteBuf read) {
-        long arrived = System.nanoTime();
-        lastUpstreamActivity = arrived;
-        if (!state.responding() || relay == null) {
-            read.release();
-            return;
-        }
-        moveTo(ExchangeState.STREAMING);
-        RawRelay.Step step = relay.onRead(read, arrived);
-        if (relay.wrote() && !pending) {
-            pending = true;
-            pendingTimed = relay.wroteData();
-            pendingSince = arrived;
-        } else if (pending && !pendingTimed && relay.wroteData()) {
-            pendingTimed = true;
-            pendingSince = arrived;
-        }
+    private void onBodyStep(ResponseBody.Step step, long arrived) {
         switch (step) {
             case MORE -> {
             }
-            case END -> onRelayedEnd(arrived, true);
-            case END_WITH_MORE_BYTES -> onRelayedEnd(arrived, false);
-            case ANOMALY -> {
-                traffic.count(ProxyEvent.RELAY_FRAMING_ANOMALY);
-                context.server().warnOnce("framing_anomaly", "an upstream response broke the chunked framing ("
-                        + relay.anomaly() + "); what came before went to the client and both connections were "
-                        + "closed. Further ones are counted in llm_sidecar_upstream_framing_anomalies_total, not "
-                        + "logged");
-                UpstreamConnection bad = upstream;
-                onUpstreamBroken(new java.io.IOException("chunked framing: " + relay.anomaly()));
-                if (bad != null) {
-                    bad.close();
-                }
-            }
+            case END -> responseEnded(arrived, true);
+            case END_UPSTREAM_SPENT -> responseEnded(arrived, false);
+            case BROKEN -> upstreamFailed(new IOException("chunked framing: " + responseBody.anomaly()));
         }
-    }
-
-    /**
-     * The relayed body ended (the relay wrote its last chunk, the decoder's held bytes before it). {@code clean}: the
-     * read held nothing after it, so the connection may carry the next response.
-     */
-    private void onRelayedEnd(long now, boolean clean) {
-        Outcome outcome = status >= 400 ? Outcome.UPSTREAM_ERROR : Outcome.OK;
-        if (llm != null) {
-            llm.finish(outcome);
-        }
-        if (relay.reframed()) {
-            traffic.count(ProxyEvent.RELAY_REFRAMED);
-        }
-        // the client codec encoded only the head: its empty last content writes nothing and readies it for the next
-        clientChannel.write(LastHttpContent.EMPTY_LAST_CONTENT, clientChannel.voidPromise());
-        flushPending();
-        clientChannel.flush();
-        UpstreamConnection done = upstream;
-        if (clean) {
-            done.endRelay();
-        } else {
-            traffic.count(ProxyEvent.RELAY_FRAMING_ANOMALY); // bytes after the body: never pooled again
-        }
-        boolean keepAlive = clean && upstreamKeepAlive;
-        release(ExchangeState.ENDED, outcome);
-        done.endExchange(this, keepAlive, now);
-        completeResponse();
-        // the client has its end (and its connection's, if it asked to close) before the observer's work runs
-        observer.ended(outcome, status, now);
-    }
-
-    /**
-     * The timestamping point: every piece of the response is stamped as it is delivered, decoded, and written; the
-     * flush waits for the end of the read.
-     */
-    private void onResponseContent(HttpContent content, long arrived) {
-        if (!state.responding()) {
-            content.release();
-            return;
-        }
-        moveTo(ExchangeState.STREAMING);
-        boolean last = content instanceof LastHttpContent;
-        ByteBuf data = content.content();
-        ByteBuf out = llm == null ? data : llm.onChunk(data, arrived);
-        if (out == data) {
-            write(content, arrived);
-        } else {
-            if (out.isReadable()) {
-                write(new DefaultHttpContent(out), arrived);
-            } else {
-                out.release();
-            }
-            if (last) {
-                LastHttpContent end = (LastHttpContent) content;
-                write(end.trailingHeaders().isEmpty() ? LastHttpContent.EMPTY_LAST_CONTENT
-                        : new DefaultLastHttpContent(Unpooled.EMPTY_BUFFER, end.trailingHeaders()), arrived);
-            }
-        }
-        if (last) {
-            onUpstreamEnd(arrived);
-        }
-    }
-
-    /** Writes forwarded bytes; a write with bytes is timed to the client's socket when its read is flushed. */
-    private void write(HttpContent content, long arrived) {
-        if (!pending && content.content().isReadable()) {
-            pending = true;
-            pendingTimed = true;
-            pendingSince = arrived;
-        }
-        clientChannel.write(content, clientChannel.voidPromise());
     }
 
     @Override
     public void onUpstreamReadComplete() {
-        flushPending();
-    }
-
-    /** Flushes what this read wrote, times its way to the client's socket, and pauses a client that lags. */
-    private void flushPending() {
-        if (!pending) {
-            return;
-        }
-        pending = false;
-        long arrived = pendingSince;
-        if (!clientChannel.isActive()) {
-            return;
-        }
-        clientChannel.flush();
-        // framing alone (a relayed body's last chunk) is flushed, not timed, as the object path's empty last content
-        if (pendingTimed) {
-            ChannelOutboundBuffer queuedOut = clientChannel.unsafe().outboundBuffer();
-            if (!http2 && (queuedOut == null || queuedOut.totalPendingWriteBytes() == 0)) {
-                observer.written(arrived, System.nanoTime()); // the kernel has every byte
-            } else {
-                client.whenWritten(ok -> {
-                    if (ok) {
-                        observer.written(arrived, System.nanoTime());
-                    }
-                });
-            }
-        }
-        if (!clientChannel.isWritable() && !pausedForClient && upstream != null) {
-            // slow client: stop reading upstream until the client has drained what we hold
-            pausedForClient = true;
-            pausedForClientSince = System.nanoTime();
-            upstream.channel.config().setAutoRead(false);
-            observer.clientPaused(pausedForClientSince);
-        }
+        flow.flushRead(upstream);
     }
 
     /** The client's connection can take more: the upstream read resumes. */
     void onClientWritable() {
-        if (pausedForClient && upstream != null) {
-            pausedForClient = false;
-            lastUpstreamActivity = System.nanoTime();
-            upstream.channel.config().setAutoRead(true);
-            observer.clientResumed(lastUpstreamActivity);
-        }
+        flow.clientWritable(upstream);
     }
 
-    private void onUpstreamEnd(long now) {
+    /**
+     * The response body arrived whole, by either path: the one end of both. The upstream connection goes back to the
+     * pool if it may carry another response, the client's serves its next request, and the observer is told last.
+     *
+     * @param upstreamReusable no byte followed the body on the upstream connection
+     */
+    private void responseEnded(long now, boolean upstreamReusable) {
         Outcome outcome = status >= 400 ? Outcome.UPSTREAM_ERROR : Outcome.OK;
         if (llm != null) {
-            ByteBuf rest = llm.onEnd(now);
-            if (rest.isReadable()) {
-                clientChannel.write(new DefaultHttpContent(rest), clientChannel.voidPromise());
-            }
             // what the stream taught the rewrite is known before the client has its last byte: a request the client
             // sends the moment it has it already finds it learned
             llm.finish(outcome);
         }
-        flushPending();
-        clientChannel.flush();
-        boolean keepAlive = upstreamKeepAlive;
+        flow.flushEnd(upstream);
         UpstreamConnection done = upstream;
         release(ExchangeState.ENDED, outcome);
-        done.endExchange(this, keepAlive, now);
-        completeResponse();
-        observer.ended(outcome, status, now); // after the client has its end, as above
+        done.endExchange(this, upstreamReusable && upstreamKeepAlive, now);
+        clientDone(false);
+        // the client has its end (and its connection's, if it asked to close) before the observer's work runs
+        observer.ended(outcome, status, now);
     }
 
     // ---------------------------------------------------------------------------------------------- failures
 
     @Override
     public void onUpstreamClosed(Throwable cause) {
-        if (state.over()) {
-            return;
-        }
-        Throwable why = cause != null ? cause : new ClosedChannelException();
-        if (state.responding()) {
-            onUpstreamBroken(why);
-        } else {
-            onUpstreamRequestFailed(why);
+        if (!state.over()) {
+            upstreamFailed(cause != null ? cause : new ClosedChannelException());
         }
     }
 
+    @Override
+    public void failed(Throwable cause) {
+        upstreamFailed(cause);
+    }
+
     /**
-     * The request failed before its response started. A reused connection that closed before a single byte of
-     * response arrived is the keep-alive race (the engine closed the idle connection as the request went out, or,
-     * like llama.cpp's server, closes every connection after a streamed response without saying so): the engine
-     * never read the request, so it is sent once more on a new connection ({@link RetryRule}).
+     * The upstream failed (no connection, closed, reset, silent past the idle timeout, a broken framing). Before the
+     * head the request goes once more if the keep-alive race explains it ({@link RetryRule}), else the client gets the
+     * sidecar's error; after it the client gets what came, then the cut it would have seen directly.
      */
-    private void onUpstreamRequestFailed(Throwable cause) {
+    private void upstreamFailed(Throwable cause) {
+        if (state.over()) {
+            return;
+        }
+        if (state.responding()) {
+            LOG.debugf("upstream broke mid-response: %s", cause.toString());
+            long now = System.nanoTime();
+            if (responseBody != null) {
+                responseBody.releaseHeld();
+            }
+            flow.flushRead(upstream);
+            fail(Outcome.UPSTREAM_BROKEN, now);
+            clientDone(true);
+            return;
+        }
         UpstreamConnection failedOn = upstream;
-        if (failedOn != null && retry.retryAfterClose(body.whole(), failedOn.reused(), failedOn.nothingReadSinceStart(),
-                cause)) {
-            traffic.count(ProxyEvent.RETRY_CLOSED_BEFORE_RESPONSE);
-            context.server().warnOnce("retry_closed_before_response", "a reused upstream connection closed before "
-                    + "responding (" + cause + "); the request was sent again on a new connection. Further retries "
-                    + "are counted in llm_sidecar_upstream_retries_total, not logged");
-            upstream = null;
-            moveTo(ExchangeState.SENT);
-            failedOn.endExchange(this, false, System.nanoTime());
+        if (failedOn != null && request.retryAfterClose(failedOn, cause)) {
+            abandon(failedOn);
             loop.pool().acquireFresh(this);
             return;
         }
-        failedBeforeResponse(cause);
-    }
-
-    /**
-     * The rewrite will not have the engine's answer go to the client (an edited request the engine refused, or answered
-     * in a way that cannot be edited back). Nothing of the response has been forwarded (its head is in hand, not a body
-     * byte), so that answer is abandoned (the engine stops generating) and the client's own request goes out instead,
-     * on a new connection: the client gets exactly the response it would have got directly.
-     */
-    private void resendAsTheClientWroteIt() {
-        UpstreamConnection abandoned = upstream;
-        upstream = null;
-        retry.resent();
-        moveTo(ExchangeState.SENT);
-        abandoned.endExchange(this, false, System.nanoTime());
-        body.backToTheClientsOwn();
-        HttpHeaders h = request.headers();
-        h.setInt(HttpHeaderNames.CONTENT_LENGTH, body.wholeLength());
-        llm.undoRewrite(h);
-        loop.pool().acquireFresh(this);
-    }
-
-    private void onUpstreamBroken(Throwable cause) {
-        LOG.debugf("upstream broke mid-response: %s", cause.toString());
-        long now = System.nanoTime();
-        if (relay != null) {
-            relay.releaseHeld(); // what was held back reaches the client, as it would directly
-        } else if (llm != null) {
-            // an incomplete event held back for usage removal still reaches the client, as it would directly
-            ByteBuf held = llm.releaseHeld();
-            if (held.isReadable()) {
-                clientChannel.write(new DefaultHttpContent(held), clientChannel.voidPromise());
-            }
-        }
-        flushPending();
-        UpstreamConnection broken = upstream;
-        finish(ExchangeState.FAILED, Outcome.UPSTREAM_BROKEN, now);
-        if (broken != null) {
-            broken.endExchange(this, false, now);
-        }
-        // deliver what was received, then close: the client sees the same truncation it would have seen directly
-        resetClient();
-    }
-
-    private void failedBeforeResponse(Throwable cause) {
-        if (state.over()) {
-            return;
-        }
-        SidecarError error = SidecarError.beforeResponse(cause);
-        context.server().warnOnce(error.header, "upstream request failed before its response (" + error.header + ", "
-                + cause + "); further ones are counted in llm_sidecar_http_requests_total{status_class=\"5xx\"}, not "
-                + "logged");
-        LOG.debugf("upstream request failed: %s", cause.toString());
+        SidecarError error = request.failedBeforeResponse(cause);
         status = error.status;
-        UpstreamConnection failedOn = upstream;
-        long now = System.nanoTime();
-        finish(ExchangeState.FAILED, Outcome.UPSTREAM_ERROR, now);
-        if (failedOn != null) {
-            failedOn.endExchange(this, false, now);
-        }
+        fail(Outcome.UPSTREAM_ERROR, System.nanoTime());
         respondWith(error, null);
     }
 
-    /**
-     * The body is over the cap: nothing more of it is read or sent. If part of it went upstream, that request is
-     * abandoned (the engine never sees a complete one). The client gets 413 and the connection closes (the rest of
-     * its body is not read).
-     */
     private void bodyTooLarge(boolean declared) {
-        if (state.over()) {
-            return;
+        if (!state.over()) {
+            status = SidecarError.BODY_TOO_LARGE.status; // unlike the body timeout, even after the engine's head
+            refuseBody(declared ? ProxyEvent.BODY_TOO_LARGE_DECLARED : ProxyEvent.BODY_TOO_LARGE_STREAMED,
+                    SidecarError.BODY_TOO_LARGE, Outcome.UPSTREAM_ERROR, "the limit is " + request.maxBodyBytes()
+                            + " bytes");
         }
-        traffic.count(declared ? ProxyEvent.BODY_TOO_LARGE_DECLARED : ProxyEvent.BODY_TOO_LARGE_STREAMED);
-        client.setAutoRead(false);
-        status = SidecarError.BODY_TOO_LARGE.status;
-        UpstreamConnection abandoned = upstream;
-        long now = System.nanoTime();
-        finish(ExchangeState.FAILED, Outcome.UPSTREAM_ERROR, now);
-        if (abandoned != null) {
-            abandoned.endExchange(this, false, now);
-        }
-        closeAfter = true;
-        respondWith(SidecarError.BODY_TOO_LARGE, "the limit is " + body.maxBytes() + " bytes");
     }
 
-    /** Answers with the sidecar's own error, or cuts the response if its head already went out. */
-    private void respondWith(SidecarError error, String detail) {
-        if (headWritten) {
-            resetClient();
-            return;
+    /**
+     * The request body is refused (over the cap, or paused past the body timeout): nothing more of it is read or sent
+     * (the engine never sees it whole). The client gets the error and its connection closes, or its response is cut.
+     */
+    private void refuseBody(ProxyEvent counted, SidecarError error, Outcome outcome, String detail) {
+        context.traffic().count(counted);
+        client.setAutoRead(false);
+        if (!state.responding()) {
+            status = error.status;
         }
-        headWritten = true;
-        boolean close = closeAfter || context.server().draining();
-        closeAfter = close;
-        clientChannel.writeAndFlush(error.response(http2 ? HttpVersion.HTTP_1_1 : clientVersion, detail,
-                close && !http2)).addListener(f -> completeResponse());
+        fail(outcome, System.nanoTime());
+        response.closeAfter();
+        respondWith(error, detail);
+    }
+
+    /** The client gets the sidecar's own error, or, once the engine's head went out, the cut. */
+    private void respondWith(SidecarError error, String detail) {
+        if (state == ExchangeState.FAILED_AFTER_HEAD) {
+            clientDone(true);
+        } else {
+            response.writeError(error, detail).addListener(f -> clientDone(false));
+        }
     }
 
     /** The client went away: the upstream request is cut at once, so the engine stops generating. */
@@ -673,21 +318,10 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
         if (state == ExchangeState.CLOSED) {
             return;
         }
-        UpstreamConnection cut = upstream;
-        long now = System.nanoTime();
         if (!state.over()) {
-            finish(ExchangeState.FAILED, Outcome.CLIENT_CANCELLED, now);
-        }
-        if (cut != null) {
-            cut.endExchange(this, false, now);
+            fail(Outcome.CLIENT_CANCELLED, System.nanoTime());
         }
         close();
-    }
-
-    /** No bytes from upstream for the idle timeout (a client pausing the read is not an upstream stall). */
-    private void armIdleTimer() {
-        lastUpstreamActivity = System.nanoTime();
-        loop.timeouts().add(this);
     }
 
     @Override
@@ -696,105 +330,35 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
             loop.timeouts().remove(this);
             return;
         }
-        if (bodyPausedTooLong(now)) {
-            requestBodyTimedOut();
-            return;
-        }
-        if (state == ExchangeState.REQUEST_HEAD || state == ExchangeState.REQUEST_BODY) {
-            return; // nothing asked of the upstream yet
-        }
-        if (pausedForClient) {
-            lastUpstreamActivity = now; // a slow client pausing the read is not an upstream stall
-            if (now - pausedForClientSince >= context.sendTimeoutNanos()) {
-                clientSendTimedOut(now);
+        boolean bodyHeld = state == ExchangeState.SENT && upstream == null; // no connection to take it yet
+        switch (flow.stalled(now, request.bodyComing(), bodyHeld, state.requestSent())) {
+            case REQUEST_BODY -> refuseBody(ProxyEvent.CLIENT_TIMEOUT_REQUEST_BODY,
+                    SidecarError.REQUEST_BODY_TIMEOUT, Outcome.CLIENT_CANCELLED, "no body bytes for "
+                            + context.requestBodyTimeoutNanos() / 1_000_000 + " ms");
+            case CLIENT -> {
+                // its stream is cut and the engine's connection closed; what it had not read is dropped
+                context.traffic().count(ProxyEvent.CLIENT_TIMEOUT_SEND);
+                observer.clientStoppedReading();
+                fail(Outcome.CLIENT_CANCELLED, now);
+                close();
+                response.abort();
             }
-            return;
-        }
-        long quiet = now - lastUpstreamActivity;
-        if (quiet >= context.upstreamIdleNanos()) {
-            TimeoutException timeout = new TimeoutException("no upstream data for " + quiet / 1_000_000 + " ms");
-            if (!state.responding()) {
-                failedBeforeResponse(timeout);
-            } else {
-                UpstreamConnection stalled = upstream;
-                onUpstreamBroken(timeout);
-                if (stalled != null) {
-                    stalled.close();
-                }
+            case UPSTREAM -> upstreamFailed(new TimeoutException("no upstream data for "
+                    + flow.upstreamQuietNanos(now) / 1_000_000 + " ms"));
+            case NONE -> {
             }
         }
-    }
-
-    /** The client has sent no body bytes for the body timeout, while the sidecar was ready to read them. */
-    private boolean bodyPausedTooLong(long now) {
-        if (body.mode() == RequestBody.Mode.NONE || body.ended()) {
-            return false;
-        }
-        if (pausedForUpstream || state == ExchangeState.SENT && upstream == null) {
-            lastBodyNanos = now; // the sidecar holds the client's reads (the upstream is slow or not connected yet)
-            return false;
-        }
-        return now - lastBodyNanos >= context.requestBodyTimeoutNanos();
-    }
-
-    /**
-     * The request body paused past the body timeout: nothing more of it is read. An inspected body never went
-     * upstream; a piped one's upstream request is abandoned (its connection closed, not pooled). The client gets 408
-     * and its connection closes, or, if the engine already answered, its response is cut.
-     */
-    private void requestBodyTimedOut() {
-        traffic.count(ProxyEvent.CLIENT_TIMEOUT_REQUEST_BODY);
-        client.setAutoRead(false);
-        if (!headWritten) {
-            status = SidecarError.REQUEST_BODY_TIMEOUT.status;
-        }
-        UpstreamConnection abandoned = upstream;
-        long now = System.nanoTime();
-        finish(ExchangeState.FAILED, Outcome.CLIENT_CANCELLED, now);
-        if (abandoned != null) {
-            abandoned.endExchange(this, false, now);
-        }
-        closeAfter = true;
-        respondWith(SidecarError.REQUEST_BODY_TIMEOUT, "no body bytes for "
-                + context.requestBodyTimeoutNanos() / 1_000_000 + " ms");
-    }
-
-    /**
-     * The client read nothing for the send timeout while the sidecar's writes to it were blocked: its stream is cut
-     * and the engine's connection closed (the engine stops generating). What it had not read is dropped.
-     */
-    private void clientSendTimedOut(long now) {
-        traffic.count(ProxyEvent.CLIENT_TIMEOUT_SEND);
-        observer.clientStoppedReading();
-        UpstreamConnection cut = upstream;
-        finish(ExchangeState.FAILED, Outcome.CLIENT_CANCELLED, now);
-        if (cut != null) {
-            cut.endExchange(this, false, now);
-        }
-        close();
-        if (!http2) {
-            // a reset, not a FIN behind what the kernel still holds for a client that does not read (megabytes
-            // there, delivered at the pace it reads): as nginx's reset_timedout_connection
-            clientChannel.config().setOption(ChannelOption.SO_LINGER, 0);
-        }
-        clientChannel.close(); // not once written: the client is not reading (an HTTP/2 stream is reset)
     }
 
     // ---------------------------------------------------------------------------------------------- the end
 
-    /** The response is complete on the client's side: the connection serves its next request, or closes. */
-    private void completeResponse() {
-        close();
-        client.exchangeDone(this, closeAfter);
-    }
-
     /**
-     * Closes the client's connection mid-response (HTTP/1.x) or resets its stream (HTTP/2), once what was written
-     * has been delivered.
+     * The client's side is done: its connection serves its next request, or closes ({@code cut}: mid-response, once
+     * what was written was delivered; an HTTP/2 stream is reset).
      */
-    private void resetClient() {
+    private void clientDone(boolean cut) {
         close();
-        client.exchangeDone(this, true);
+        client.exchangeDone(this, cut || response.closesAfter());
     }
 
     /** Out of flight, once, whichever way it ended. */
@@ -805,19 +369,26 @@ final class Exchange extends LoopTimeouts.Watched implements UpstreamConnection.
         }
     }
 
-    /** The observer hears how it ended, once; what the exchange held goes. */
-    private void finish(ExchangeState end, Outcome outcome, long nanos) {
-        release(end, outcome);
-        observer.ended(outcome, status, nanos);
+    /**
+     * Ends the exchange any way but whole: its state says whether the engine's head had gone out, the observer hears
+     * how it ended, and the upstream connection, if any, closes (never pooled).
+     */
+    private void fail(Outcome outcome, long now) {
+        UpstreamConnection cut = upstream;
+        release(state.failed(), outcome);
+        observer.ended(outcome, status, now);
+        if (cut != null) {
+            cut.endExchange(this, false, now);
+        }
     }
 
     /** What the exchange held goes; the observer is told by the caller. */
     private void release(ExchangeState end, Outcome outcome) {
         moveTo(end);
         upstream = null;
-        body.release();
-        if (relay != null) {
-            relay.discard();
+        request.release();
+        if (responseBody != null) {
+            responseBody.discard();
         }
         loop.timeouts().remove(this);
         if (llm != null) {

@@ -4,15 +4,17 @@ import java.util.EnumSet;
 import java.util.Set;
 
 /**
- * The life of one exchange, one state at a time ({@link Exchange#state}). A move the table below does not allow is a
- * bug in the transport, refused where it is made ({@link #to}); {@code ExchangeStateTest} walks the table.
+ * The life of one exchange, one state at a time ({@code Exchange.state}). A move the table below does not allow is a
+ * bug in the transport, refused where it is made ({@link #to}); {@code ExchangeStateTest} walks the table. A failure
+ * says whether the engine's response head had gone to the client, since that decides what the client can still get:
+ * the sidecar's own error before it, a cut response after it.
  *
  * <pre>
- *   REQUEST_HEAD ─▶ REQUEST_BODY ─▶ SENT ─▶ RESPONSE_HEAD ─▶ STREAMING ─▶ ENDED ─▶ CLOSED
- *        │               │           │ ▲          │              │                    ▲
- *        │               │           └─┘ retry,   │              │                    │
- *        │               │             resend     │              │                    │
- *        └───────────────┴───────────┴────────────┴──────────────┴──▶ FAILED ─────────┘
+ *  REQUEST_HEAD ─▶ REQUEST_BODY ─▶ SENT ─▶ RESPONSE_HEAD ─▶ STREAMING ─▶ ENDED ───────────────▶ CLOSED
+ *       │               │          │ │ ▲         │              │                                 ▲
+ *       │               │          │ └─┘ retry,  │              │                                 │
+ *       │               │          │     resend  └──────────────┴──▶ FAILED_AFTER_HEAD ───────────┤
+ *       └───────────────┴──────────┴───────────────────────────────▶ FAILED_BEFORE_HEAD ──────────┘
  * </pre>
  */
 enum ExchangeState {
@@ -25,30 +27,41 @@ enum ExchangeState {
      * flow). Sent again from here, at most once: the keep-alive race, or a rewrite's resend.
      */
     SENT,
-    /** The engine's response head arrived and went to the client; no body byte yet. */
+    /**
+     * The engine's response head was taken for the client: it is framed and written; no body byte yet. From here
+     * nothing is sent again, and a failure can only cut the client's response.
+     */
     RESPONSE_HEAD,
     /** The response body flows to the client. */
     STREAMING,
     /** The upstream response ended whole; the observer was told. The client's side is finishing its writes. */
     ENDED,
     /**
-     * Ended any other way (upstream failed, timed out, body too large, client gone); the observer was told. The client
-     * gets the sidecar's error, the truncation, or nothing.
+     * Ended any other way before the engine's response head went to the client (upstream failed or timed out, body
+     * too large or timed out, client gone); the observer was told. The client gets the sidecar's own error, or
+     * nothing if it is gone.
      */
-    FAILED,
+    FAILED_BEFORE_HEAD,
+    /**
+     * Ended any other way once the engine's response head had gone to the client (upstream broke or went quiet, a
+     * framing anomaly, client gone or not reading); the observer was told. The client's response is cut: it gets the
+     * truncation, or nothing if it is gone.
+     */
+    FAILED_AFTER_HEAD,
     /** Out of flight: the client's side is done with it. */
     CLOSED;
 
     private Set<ExchangeState> next;
 
     static {
-        REQUEST_HEAD.next = EnumSet.of(REQUEST_BODY, SENT, FAILED);
-        REQUEST_BODY.next = EnumSet.of(SENT, FAILED);
-        SENT.next = EnumSet.of(SENT, RESPONSE_HEAD, FAILED);
-        RESPONSE_HEAD.next = EnumSet.of(STREAMING, ENDED, FAILED);
-        STREAMING.next = EnumSet.of(STREAMING, ENDED, FAILED);
+        REQUEST_HEAD.next = EnumSet.of(REQUEST_BODY, SENT, FAILED_BEFORE_HEAD);
+        REQUEST_BODY.next = EnumSet.of(SENT, FAILED_BEFORE_HEAD);
+        SENT.next = EnumSet.of(SENT, RESPONSE_HEAD, FAILED_BEFORE_HEAD);
+        RESPONSE_HEAD.next = EnumSet.of(STREAMING, ENDED, FAILED_AFTER_HEAD);
+        STREAMING.next = EnumSet.of(STREAMING, ENDED, FAILED_AFTER_HEAD);
         ENDED.next = EnumSet.of(CLOSED);
-        FAILED.next = EnumSet.of(CLOSED);
+        FAILED_BEFORE_HEAD.next = EnumSet.of(CLOSED);
+        FAILED_AFTER_HEAD.next = EnumSet.of(CLOSED);
         CLOSED.next = EnumSet.noneOf(ExchangeState.class);
     }
 
@@ -65,9 +78,19 @@ enum ExchangeState {
         return target;
     }
 
+    /** Where a failure from this state goes: after the head once the response head went to the client. */
+    ExchangeState failed() {
+        return responding() ? FAILED_AFTER_HEAD : FAILED_BEFORE_HEAD;
+    }
+
     /** The observer has been told how it ended: nothing more is measured or forwarded. */
     boolean over() {
-        return this == ENDED || this == FAILED || this == CLOSED;
+        return this == ENDED || this == FAILED_BEFORE_HEAD || this == FAILED_AFTER_HEAD || this == CLOSED;
+    }
+
+    /** The request went upstream, or is on its way: the upstream's silence counts. */
+    boolean requestSent() {
+        return this == SENT || responding();
     }
 
     /** A response head arrived: from now on nothing is sent again and a failure cuts the response. */
