@@ -16,7 +16,7 @@ import dev.llmsidecar.rewrite.Rewriter;
  * @param sendTimeoutNanos sidecar.limits.send-timeout: the longest a client may leave the sidecar's writes blocked
  * @param inspectBudget sidecar.limits.inspect-budget: the bytes of request bodies held for inspection, all exchanges
  */
-record ExchangeContext(TrafficObserver traffic, Rewriter rewriter, UpstreamTarget target, boolean preserveHost,
+record ExchangeContext(TrafficObserver traffic, Rewriter rewriter, dev.llmsidecar.config.HttpTarget target, boolean preserveHost,
         long maxRequestBodyBytes, int maxInspectedBodyBytes, int maxHeldEventBytes, long upstreamIdleNanos,
         boolean rawRelay, long requestBodyTimeoutNanos, long sendTimeoutNanos, InspectBudget inspectBudget,
         Server server) {

@@ -1,6 +1,7 @@
 package dev.llmsidecar.proxy;
 
 import com.fasterxml.jackson.core.JsonFactory;
+import dev.llmsidecar.config.HttpTarget;
 import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.observe.ProxyEvent;
 import dev.llmsidecar.observe.TrafficObserver;
@@ -67,7 +68,7 @@ public final class ProxyServer {
     }
 
     private final SidecarConfig config;
-    private final UpstreamTarget target;
+    private final HttpTarget target;
     private final LlmRoutes routes;
     private final ConnectionErrors connectionErrors;
     private final ExchangeContext exchanges;
@@ -102,7 +103,7 @@ public final class ProxyServer {
         this.epoll = group instanceof EpollEventLoopGroup;
         this.config = config;
         this.settings = settings;
-        this.target = UpstreamTarget.of(config.upstream().url().uri());
+        this.target = config.upstream().url(); // taken apart once, when the configuration was read
         this.routes = new LlmRoutes(new JsonFactory());
         this.connectionErrors = new ConnectionErrors(traffic);
         Duration keepAlive = config.upstream().keepAliveTimeout();

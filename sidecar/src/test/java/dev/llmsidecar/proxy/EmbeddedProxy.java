@@ -54,7 +54,7 @@ public final class EmbeddedProxy implements AutoCloseable {
     public EmbeddedProxy(TrafficObserver observer, Rewriter rewriter, boolean rawRelay) {
         client = new EmbeddedChannel();
         clients.add(client);
-        UpstreamTarget target = UpstreamTarget.of(UPSTREAM);
+        dev.llmsidecar.config.HttpTarget target = dev.llmsidecar.config.HttpTarget.of(UPSTREAM);
         TrafficObserver reported = observer != null ? observer : traffic;
         context = new ExchangeContext(reported, rewriter, target, false, 1 << 20, 1 << 20, 1 << 20,
                 TimeUnit.SECONDS.toNanos(30), rawRelay, TimeUnit.SECONDS.toNanos(60), TimeUnit.MINUTES.toNanos(5),

@@ -83,7 +83,7 @@ class ResponseEndTest {
             }
 
             @Override
-            public void count(ProxyEvent event, long n) {
+            public void count(dev.llmsidecar.observe.TrafficEvent event, long n) {
                 recording.count(event, n);
             }
         };
