@@ -343,6 +343,48 @@ const dashboards = [
       ]),
     ],
   },
+  {
+    uid: 'llm-sidecar-conversations', title: 'LLM sidecar / Conversations and agents', file: 'llm-sidecar-conversations.json',
+    description: 'Latency and prefix-cache hits by turn, cold versus warm, the gap between turns and where an agent\'s time goes (sidecar.conversations.enabled; docs/metrics.md "Conversations").',
+    panels: [
+      ts('TTFT p99 by turn', 's', [t(hq(0.99, 'llm_sidecar_conversation_time_to_first_token_seconds', SELM, 'turn'),
+        'p99 turn {{turn}}', { exemplar: true })],
+        { description: 'Successful streaming chat requests by their turn in the conversation (1, 2, 3-4 ... 17+). Later turns carry longer histories: without prefix caching their prefill grows with the turn.' }),
+      ts('Prefix-cache hit ratio by turn', 'percentunit', [t(
+        `sum by (turn) (rate(llm_sidecar_conversation_prefix_cache_hit_ratio_sum{${SELM}}[${RI}]))\n  / sum by (turn) (rate(llm_sidecar_conversation_prefix_cache_hit_ratio_count{${SELM}}[${RI}]))\n  or histogram_sum(sum by (turn) (rate(llm_sidecar_conversation_prefix_cache_hit_ratio{${SELM}}[${RI}])))\n  / histogram_count(sum by (turn) (rate(llm_sidecar_conversation_prefix_cache_hit_ratio{${SELM}}[${RI}])))`,
+        'turn {{turn}}')], { max: 1,
+        description: 'Mean cached / input tokens per request, for engines that report cached_tokens. A warm turn\'s history was sent before: a low ratio here means the cache evicts conversations between turns.' }),
+      ts('TTFT p50 / p99: cold versus warm', 's', [0.5, 0.99].map((q) => t(
+        hq(q, 'llm_sidecar_conversation_time_to_first_token_seconds', SELM, 'prefix'), `p${Math.round(q * 100)} {{prefix}}`,
+        { exemplar: true })), { description: 'Cold: the first request of a conversation seen here. Warm: a later one. Does prefix caching work for our conversations?' }),
+      ts('Prefix-cache hit ratio: cold versus warm', 'percentunit', [t(
+        `sum by (prefix) (rate(llm_sidecar_conversation_prefix_cache_hit_ratio_sum{${SELM}}[${RI}]))\n  / sum by (prefix) (rate(llm_sidecar_conversation_prefix_cache_hit_ratio_count{${SELM}}[${RI}]))\n  or histogram_sum(sum by (prefix) (rate(llm_sidecar_conversation_prefix_cache_hit_ratio{${SELM}}[${RI}])))\n  / histogram_count(sum by (prefix) (rate(llm_sidecar_conversation_prefix_cache_hit_ratio{${SELM}}[${RI}])))`,
+        '{{prefix}}')], { max: 1 }),
+      ts('Gap between turns (p50 / p99)', 's', [0.5, 0.99].map((q) => t(
+        hq(q, 'llm_sidecar_conversation_turn_gap_seconds', SELM, 'after'), `p${Math.round(q * 100)} after {{after}}`,
+        { exemplar: true })),
+        { description: 'From the end of a turn\'s answer to the next turn\'s arrival: the user\'s think time (after user) or a tool\'s run (after tool).' }),
+      ts('Model share of agent time', 'percentunit', [t(
+        `sum by (model) (rate(llm_sidecar_conversation_agent_time_seconds_total{${SELM}, part="model"}[${RI}]))\n  / sum by (model) (rate(llm_sidecar_conversation_agent_time_seconds_total{${SELM}}[${RI}]))`,
+        '{{model}}')], { max: 1,
+        description: 'Of an agent loop\'s wall time, the share spent waiting for the model (the rest is its tools). A low share: the model is not the bottleneck.' }),
+      ts('Agent time by part', 's', [t(
+        `sum by (part) (rate(llm_sidecar_conversation_agent_time_seconds_total{${SELM}}[${RI}]))`, '{{part}}')],
+        { description: 'Seconds per second spent in the model and in tools by agent loops (conversations with tool turns).' }),
+      ts('Input tokens by turn (p50)', 'short', [t(
+        hq(0.5, 'llm_sidecar_conversation_input_tokens', SELM, 'turn'), 'p50 turn {{turn}}')],
+        { description: 'How the prompt grows as a conversation goes on.' }),
+      ts('Chat requests by link', 'reqps', [t(
+        `sum by (link) (rate(llm_sidecar_conversation_requests_total{${SELM}}[${RI}]))`, '{{link}}')],
+        { description: 'first: a new conversation (cold); next: a later turn; next_of_unfinished: sent before the turn before ended; repeated: the same history again (a regeneration); unknown: a Responses id never seen here.' }),
+      ts('Turns per conversation', 'short', [0.5, 0.9, 0.99].map((q) => t(
+        hq(q, 'llm_sidecar_conversation_turns', SEL, ''), `p${Math.round(q * 100)}`))),
+      ts('Table of conversations', 'short', [
+        t(`sum(llm_sidecar_conversation_table_entries{${SEL}})`, 'entries'),
+        t(`sum by (reason) (rate(llm_sidecar_conversation_evictions_total{${SEL}}[${RI}]))`, 'evicted/s: {{reason}}'),
+      ], { w: 24, description: 'Evictions by capacity while conversations still go on: raise sidecar.conversations.max-entries (about 53 bytes each).' }),
+    ],
+  },
 ];
 
 function render(d) {

@@ -1,5 +1,6 @@
 package dev.llmsidecar.app;
 
+import dev.llmsidecar.conversation.Conversations;
 import dev.llmsidecar.config.HttpTarget;
 import dev.llmsidecar.config.SidecarConfig;
 import dev.llmsidecar.live.LiveHistory;
@@ -61,6 +62,8 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
     private final OtelPipeline otel;
     private final RequestTracing tracing;
     private final SaturationMetrics saturation;
+    /** Conversations and agent loops, or null while sidecar.conversations.enabled is off. */
+    private final Conversations conversations;
     private final LiveHistory history;
     /** The trace recorder, or null while sidecar.trace.enabled is false. */
     private final TraceRecorder trace;
@@ -99,11 +102,13 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
         this.history = new LiveHistory(LiveWindows.label(goodput.windows().get(0)));
         this.tracing = RequestTracing.of(otel, provider, conventions);
         this.saturation = new SaturationMetrics(recorders, config.saturation(), inFlight::count, nanoClock);
+        this.conversations = config.conversations().enabled() ? new Conversations(recorders, config.conversations(),
+                config.windows().driftShort(), nanoClock) : null;
         this.reporter = new RequestReporter(labels, trafficMetrics, new LiveSeries(recorders, genaiUpstream, inFlight),
                 new EndSeries(recorders, genaiUpstream, stall), policy,
                 declaredTrust(config.slo().declared(), nanoClock), new SloMetrics(recorders, policy.allObjectives(),
                 policy.declared().enabled()), goodput, windows, saturation,
-                new WorkMetrics(recorders, config.cost(), nanoClock));
+                new WorkMetrics(recorders, config.cost(), nanoClock), conversations);
         // the trace recorder follows every LLM exchange beside the metrics, when it is on (and nothing when off)
         this.trace = config.trace().enabled() ? TraceRecorder.startOrRefuse(config.trace(), recorders, nanoClock)
                 : null;
@@ -180,6 +185,11 @@ public final class SidecarTelemetry implements AutoCloseable, LiveSources {
 
     public SaturationMetrics saturation() {
         return saturation;
+    }
+
+    @Override
+    public Conversations conversations() {
+        return conversations;
     }
 
     /** What the live page plots, over the last minutes. */

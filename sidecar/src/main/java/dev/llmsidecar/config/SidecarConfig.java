@@ -31,6 +31,8 @@ public interface SidecarConfig {
 
     Priority priority();
 
+    Conversations conversations();
+
     Saturation saturation();
 
     Cost cost();
@@ -436,6 +438,31 @@ public interface SidecarConfig {
                 + "llm_sidecar.slo.output_tokens,llm_sidecar.slo.good_output_tokens,llm_sidecar.slo.objective_requests,"
                 + "llm_sidecar.slo.objective_good_requests,llm_sidecar.slo.violations")
         List<String> series();
+    }
+
+    /**
+     * Conversations and agent loops (docs/metrics.md "Conversations"): each chat request's turn, what it answers, the
+     * gap since the turn before and cold/warm, on series of their own. Off: no request body is read for it and no
+     * series exists.
+     */
+    interface Conversations {
+        /** Read where each chat request sits in its conversation, link its turns, and export the turn series. */
+        @WithDefault("false")
+        boolean enabled();
+
+        /**
+         * Turns the table of conversations holds (allocated at start, whatever the traffic: 16384 take 848 KiB); past it the
+         * oldest leaves (llm_sidecar_conversation_evictions_total{reason="capacity"}).
+         */
+        @WithDefault("16384")
+        int maxEntries();
+
+        /**
+         * How long a turn is held for the next one to find: a later turn reads as a new (cold) conversation
+         * (llm_sidecar_conversation_evictions_total{reason="age"}).
+         */
+        @WithDefault("PT1H")
+        Duration maxAge();
     }
 
     interface Tenants {

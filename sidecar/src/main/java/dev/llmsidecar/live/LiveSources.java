@@ -17,6 +17,11 @@ public interface LiveSources {
 
     SaturationMetrics saturation();
 
+    /** Conversations and agent loops, or null while sidecar.conversations.enabled is off. */
+    default dev.llmsidecar.conversation.Conversations conversations() {
+        return null;
+    }
+
     /** The engine member of /q/llm, or null while no scraper runs. */
     JsonObject engineView();
 }

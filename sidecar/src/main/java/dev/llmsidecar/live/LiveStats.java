@@ -31,6 +31,9 @@ public final class LiveStats {
         renderGoodput(models, t.goodput().snapshot());
         root.put("models", models);
         root.put("saturation", t.saturation().render());
+        if (t.conversations() != null) {
+            root.put("conversations", t.conversations().render());
+        }
         JsonObject engine = t.engineView();
         if (engine != null) {
             root.put("engine", engine);

@@ -58,6 +58,7 @@ public final class LiveStatsText {
             }
         }
         out.append('\n').append(saturation(doc.getJsonObject("saturation")));
+        out.append(conversations(doc.getJsonObject("conversations")));
         out.append("more: /q/llm (JSON), /q/llm/ui (live page), /q/metrics (Prometheus); docs/slo.md, docs/metrics.md\n");
         return out.toString();
     }
@@ -99,6 +100,25 @@ public final class LiveStatsText {
         return "saturation knee: " + number(s.getDouble("knee_requests")) + " in flight (" + s.getString("knee_source")
                 + ")" + (s.containsKey("load_ratio") ? ", load " + percent(s.getDouble("load_ratio")) + " of it" : "")
                 + '\n';
+    }
+
+    /** TTFT p50 / p99 by turn and the gap between turns, when sidecar.conversations is on. */
+    private static String conversations(JsonObject c) {
+        if (c == null) {
+            return "";
+        }
+        StringBuilder s = new StringBuilder("conversations (").append(c.getString("window")).append("):");
+        JsonObject ttft = c.getJsonObject("ttft_by_turn", new JsonObject());
+        for (String turn : ttft.fieldNames()) {
+            JsonObject t = ttft.getJsonObject(turn);
+            s.append("  TTFT turn ").append(turn).append(' ').append(pair(t.getDouble("p50"), t.getDouble("p99")));
+        }
+        JsonObject gaps = c.getJsonObject("turn_gap_by_after", new JsonObject());
+        for (String after : gaps.fieldNames()) {
+            JsonObject g = gaps.getJsonObject(after);
+            s.append("  gap after ").append(after).append(' ').append(pair(g.getDouble("p50"), g.getDouble("p99")));
+        }
+        return s.append('\n').toString();
     }
 
     private static Object cell(JsonObject perWindow, String window, Function<JsonObject, Object> value) {

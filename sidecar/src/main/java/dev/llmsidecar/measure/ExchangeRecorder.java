@@ -1,5 +1,6 @@
 package dev.llmsidecar.measure;
 
+import dev.llmsidecar.conversation.Conversations;
 import dev.llmsidecar.observe.ExchangeObserver;
 import dev.llmsidecar.observe.RequestBytes;
 import dev.llmsidecar.observe.RequestHead;
@@ -10,6 +11,7 @@ import dev.llmsidecar.slo.DeclaredTargets;
 import dev.llmsidecar.slo.Objective;
 import dev.llmsidecar.timeline.Outcome;
 import dev.llmsidecar.timeline.RequestTimeline;
+import dev.llmsidecar.wire.ConversationReader;
 import dev.llmsidecar.wire.LlmOperation;
 import dev.llmsidecar.wire.TokenEventSink;
 import io.opentelemetry.context.Scope;
@@ -24,6 +26,9 @@ import java.util.function.UnaryOperator;
 final class ExchangeRecorder implements ExchangeObserver {
 
     private static final UnaryOperator<String> NO_HEADERS = name -> null;
+    private static final org.jboss.logging.Logger LOG = org.jboss.logging.Logger.getLogger(ExchangeRecorder.class);
+    private static final java.util.concurrent.atomic.AtomicBoolean CONVERSATION_FAILURE_LOGGED =
+            new java.util.concurrent.atomic.AtomicBoolean();
 
     private final RequestReporter reporter;
     private final LabelSources sources;
@@ -49,6 +54,8 @@ final class ExchangeRecorder implements ExchangeObserver {
     private RequestTimeline timeline;
     /** Its live recorder, from the timeline's start: the request's labels, fixed from then on, and its load. */
     private LiveRequest live;
+    /** Its place in its conversation (sidecar.conversations), or null. */
+    private Conversations.Turn turn;
 
     ExchangeRecorder(RequestReporter reporter, RequestTracing tracing, RequestHead head, LlmOperation operation,
             long receivedNanos, ExchangeFollower.Followed followed) {
@@ -81,6 +88,21 @@ final class ExchangeRecorder implements ExchangeObserver {
         }
         streamRequested = stream;
         span.request(model, stream);
+    }
+
+    @Override
+    public void conversationRead(ConversationReader.Conversation conversation) {
+        Conversations conversations = reporter.conversations();
+        if (conversations != null) {
+            try {
+                turn = conversations.arrived(conversation, model, receivedNanos);
+                span.conversation(turn.position().turn(), turn.position().after().label(), turn.warm(),
+                        turn.linkLabel(), turn.gapNanos());
+            } catch (RuntimeException e) {
+                turn = null; // an optional measurement: the request goes on unmeasured, never hurt
+                conversationFailed(e);
+            }
+        }
     }
 
     @Override
@@ -164,10 +186,24 @@ final class ExchangeRecorder implements ExchangeObserver {
         try (Scope scope = span.makeCurrent()) {
             var verdict = reporter.finished(live, modelName, declared, result);
             span.finish(nanos, result, verdict, sloClass);
+            if (turn != null) {
+                try {
+                    reporter.conversations().ended(turn, result, timeline.responseId(), nanos);
+                } catch (RuntimeException e) {
+                    conversationFailed(e);
+                }
+            }
         } finally {
             if (followed != null) {
                 followed.finished(live.labels(), result); // once, whatever recording the metrics did
             }
+        }
+    }
+
+    /** A defect of the conversation measurements, logged once per process (it would repeat on every request). */
+    private static void conversationFailed(RuntimeException e) {
+        if (CONVERSATION_FAILURE_LOGGED.compareAndSet(false, true)) {
+            LOG.error("conversation measurement failed; the request was served unmeasured (logged once)", e);
         }
     }
 

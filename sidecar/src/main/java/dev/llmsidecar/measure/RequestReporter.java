@@ -1,5 +1,6 @@
 package dev.llmsidecar.measure;
 
+import dev.llmsidecar.conversation.Conversations;
 import dev.llmsidecar.slo.DeclaredTargets;
 import dev.llmsidecar.slo.DeclaredTrust;
 import dev.llmsidecar.slo.GoodputWindows;
@@ -31,10 +32,14 @@ public final class RequestReporter {
     private final LiveWindows windows;
     private final SaturationMetrics saturation;
     private final WorkMetrics work;
+    /** Conversations and agent loops, or null while sidecar.conversations.enabled is off. */
+    private final Conversations conversations;
 
+    /** @param conversations null while sidecar.conversations.enabled is off */
     public RequestReporter(LabelSources labels, TrafficMetrics traffic, LiveSeries live, EndSeries end,
             SloPolicy policy, DeclaredTrust trust, SloMetrics sloMetrics, GoodputWindows goodput, LiveWindows windows,
-            SaturationMetrics saturation, WorkMetrics work) {
+            SaturationMetrics saturation, WorkMetrics work, Conversations conversations) {
+        this.conversations = conversations;
         this.labels = labels;
         this.traffic = traffic;
         this.live = live;
@@ -51,6 +56,11 @@ public final class RequestReporter {
     /** Where a request's label values come from (model, tenant, priority), each bounded. */
     public LabelSources labelSources() {
         return labels;
+    }
+
+    /** Conversations and agent loops, or null while they are off. */
+    public Conversations conversations() {
+        return conversations;
     }
 
     /** What is measured of every proxied request, LLM call or not. */

@@ -29,8 +29,10 @@ public final class Buckets {
         REQUEST,
         /** Token counts per request. */
         TOKENS,
-        /** Queue depth samples. */
+        /** Queue depth samples; turns per conversation. */
         DEPTH,
+        /** A share 0..1 (the prefix-cache hit ratio per request): fixed bounds whatever the preset, 0 exact. */
+        RATIO,
         /** Re-exported from the engine with the engine's own bounds. */
         ENGINE,
         /** Not a histogram. */
@@ -45,6 +47,8 @@ public final class Buckets {
             65536.0, 262144.0, 1048576.0, 4194304.0, 16777216.0, 67108864.0);
     private static final List<Double> FORWARDING = List.of(0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
             0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0);
+    private static final List<Double> RATIO = List.of(0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99,
+            1.0);
     private static final List<Double> DEPTH = List.of(0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0,
             1024.0, 2048.0, 4096.0);
 
@@ -102,6 +106,7 @@ public final class Buckets {
             case TOKENS -> tokensOverride.isEmpty() ? tokens() : sorted(tokensOverride);
             case FORWARDING -> FORWARDING;
             case DEPTH -> DEPTH;
+            case RATIO -> RATIO;
             case ENGINE, NONE -> List.of();
         };
     }

@@ -33,6 +33,11 @@ import static dev.llmsidecar.metrics.Label.TENANT;
 import static dev.llmsidecar.metrics.Label.TOKEN_TYPE;
 import static dev.llmsidecar.metrics.Label.WHEN;
 import static dev.llmsidecar.metrics.Label.WINDOW;
+import static dev.llmsidecar.metrics.Label.AFTER;
+import static dev.llmsidecar.metrics.Label.LINK;
+import static dev.llmsidecar.metrics.Label.PART;
+import static dev.llmsidecar.metrics.Label.PREFIX;
+import static dev.llmsidecar.metrics.Label.TURN;
 import static dev.llmsidecar.metrics.Series.When.END;
 import static dev.llmsidecar.metrics.Series.When.END_OK;
 import static dev.llmsidecar.metrics.Series.When.LIVE;
@@ -333,6 +338,39 @@ public final class Contract {
             "GPU power draw (DCGM_FI_DEV_POWER_USAGE)", GPU);
     public static final Series GPU_SCRAPES = counter("llm_sidecar.gpu.scrapes", "{scrape}",
             "Scrapes of the DCGM exporter by result", RESULT);
+
+    // ---- conversations (sidecar.conversations.enabled, docs/metrics.md "Conversations"): chat requests only ----
+
+    public static final Series CONVERSATION_TTFT = seconds("llm_sidecar.conversation.time_to_first_token",
+            Family.FIRST_TOKEN, END_OK, END_OK, "Successful streaming chat requests: TTFT by the request's turn in its "
+                    + "conversation, what it answers, and whether its conversation was seen before (warm) or not (cold)",
+            List.of(MODEL, TURN, AFTER, PREFIX));
+    public static final Series CONVERSATION_INPUT_TOKENS = add(new Series("llm_sidecar.conversation.input_tokens",
+            Kind.HISTOGRAM, "{token}", "Input (prompt) tokens per chat request whose engine reported them, by turn, "
+                    + "what it answers and cold/warm", List.of(MODEL, TURN, AFTER, PREFIX), Family.TOKENS, END, END));
+    public static final Series CONVERSATION_CACHE_HIT = add(new Series(
+            "llm_sidecar.conversation.prefix_cache_hit_ratio", Kind.HISTOGRAM, "1", "Cached / input tokens per chat "
+                    + "request whose engine reported cached_tokens, by turn, what it answers and cold/warm",
+            List.of(MODEL, TURN, AFTER, PREFIX), Family.RATIO, END, END));
+    public static final Series CONVERSATION_TURN_GAP = seconds("llm_sidecar.conversation.turn_gap", Family.REQUEST,
+            END, END, "From the end of a turn's answer to the arrival of the next turn of its conversation: the user's "
+                    + "time (after=\"user\") or a tool's (after=\"tool\")", List.of(MODEL, TURN, AFTER));
+    public static final Series CONVERSATION_TURNS = add(new Series("llm_sidecar.conversation.turns", Kind.HISTOGRAM,
+            "{turn}", "Turns per conversation seen here, observed when its last turn leaves the table", List.of(),
+            Family.DEPTH, END, END));
+    public static final Series CONVERSATION_REQUESTS = counter("llm_sidecar.conversation.requests", "{request}",
+            "Chat requests by how they link to the turn before: first (cold), next, next_of_unfinished (the turn "
+                    + "before had not ended: no gap), repeated (the same history again: a regeneration), unknown (an id "
+                    + "this sidecar never saw)", MODEL, LINK);
+    public static final Series CONVERSATION_AGENT_TIME = counter("llm_sidecar.conversation.agent_time_seconds", "s",
+            "Time of agent loops (conversations with tool turns): in the model (part=\"model\", arrival to end of the "
+                    + "requests that called a tool or answer one) and in its tools (part=\"tool\", the gaps before "
+                    + "the requests that answer a tool)", MODEL, PART);
+    public static final Series CONVERSATION_EVICTIONS = counter("llm_sidecar.conversation.evictions", "{entry}",
+            "Turns that left the table of conversations, by reason: capacity (sidecar.conversations.max-entries), age "
+                    + "(sidecar.conversations.max-age)", REASON);
+    public static final Series CONVERSATION_ENTRIES = gauge("llm_sidecar.conversation.table_entries", "{entry}",
+            "Turns held in the table of conversations");
 
     // ---- the trace recorder (sidecar.trace.*, docs/capacity-guide.md): present while it records ----
 

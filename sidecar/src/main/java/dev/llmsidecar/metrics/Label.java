@@ -48,6 +48,16 @@ public enum Label {
     FIELD("field", "llm_sidecar.engine.field"),
     /** Where an open stream is: first_token or generation (timeline.StreamPhase). */
     STREAM_PHASE("stream_phase", "llm_sidecar.stream_phase"),
+    /** A request's turn in its conversation, bucketed (sidecar.conversations). */
+    TURN("turn", "llm_sidecar.conversation.turn"),
+    /** What a conversation's request answers: the user, or a tool's result. */
+    AFTER("after", "llm_sidecar.conversation.after"),
+    /** Whether the request's conversation was seen before here (warm) or not (cold). */
+    PREFIX("prefix", "llm_sidecar.conversation.prefix"),
+    /** How a request links to the turn before it. */
+    LINK("link", "llm_sidecar.conversation.link"),
+    /** Where an agent's time went: in the model, or in its tools. */
+    PART("part", "llm_sidecar.conversation.part"),
     // OTLP only
     PROVIDER(null, "gen_ai.provider.name"),
     ERROR_TYPE(null, "error.type"),

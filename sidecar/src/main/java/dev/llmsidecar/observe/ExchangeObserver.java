@@ -1,6 +1,7 @@
 package dev.llmsidecar.observe;
 
 import dev.llmsidecar.timeline.Outcome;
+import dev.llmsidecar.wire.ConversationReader;
 import dev.llmsidecar.wire.TokenEventSink;
 
 /**
@@ -16,6 +17,13 @@ public interface ExchangeObserver {
      * scheduling priority it asked for (vLLM's integer {@code priority}, null when it names none).
      */
     default void requestInspected(String model, boolean stream, Integer priority) {
+    }
+
+    /**
+     * Where the request sits in its conversation, as its body says (sidecar.conversations.enabled, a chat format);
+     * right after {@link #requestInspected}, never for a request whose body was not read for it.
+     */
+    default void conversationRead(ConversationReader.Conversation conversation) {
     }
 
     /**

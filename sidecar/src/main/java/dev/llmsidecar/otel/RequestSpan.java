@@ -41,6 +41,15 @@ public interface RequestSpan {
     default void finish(long endNanos, RequestResult result, SloVerdict verdict, String sloClass) {
     }
 
+    /**
+     * Where the request sits in its conversation (sidecar.conversations).
+     *
+     * @param turn its turn, 0 when unknown
+     * @param gapNanos since the end of the turn before, or -1 when there is none
+     */
+    default void conversation(int turn, String after, boolean warm, String link, long gapNanos) {
+    }
+
     /** The trace id, or null. */
     default String traceId() {
         return null;
@@ -85,6 +94,19 @@ public interface RequestSpan {
                 span.updateName(operation + " " + m);
             }
             span.setAttribute("gen_ai.request.stream", stream);
+        }
+
+        @Override
+        public void conversation(int turn, String after, boolean warm, String link, long gapNanos) {
+            if (turn > 0) {
+                span.setAttribute("llm_sidecar.conversation.turn", (long) turn);
+            }
+            span.setAttribute("llm_sidecar.conversation.after", after);
+            span.setAttribute("llm_sidecar.conversation.prefix", warm ? "warm" : "cold");
+            span.setAttribute("llm_sidecar.conversation.link", link);
+            if (gapNanos >= 0) {
+                span.setAttribute("llm_sidecar.conversation.turn_gap", gapNanos / 1e9);
+            }
         }
 
         @Override

@@ -57,6 +57,9 @@ final class LlmCall implements RawRelay.Decoding, RequestBytes {
             traffic.count(ProxyEvent.BODY_NOT_INSPECTED_NOT_JSON);
         }
         observer.requestInspected(inspected.model(), inspected.stream(), inspected.priority());
+        if (inspected.conversation() != null) {
+            observer.conversationRead(inspected.conversation());
+        }
         // the client's own body, before any rewrite; this object is the view, so an observer that reads nothing
         // costs nothing (no copy, no allocation)
         inspecting = body;

@@ -104,7 +104,7 @@ public final class ProxyServer {
         this.config = config;
         this.settings = settings;
         this.target = config.upstream().url(); // taken apart once, when the configuration was read
-        this.routes = new LlmRoutes(new JsonFactory());
+        this.routes = new LlmRoutes(new JsonFactory(), config.conversations().enabled());
         this.connectionErrors = new ConnectionErrors(traffic);
         Duration keepAlive = config.upstream().keepAliveTimeout();
         this.keepAliveNanos = keepAlive.isNegative() ? 0 : keepAlive.toNanos();

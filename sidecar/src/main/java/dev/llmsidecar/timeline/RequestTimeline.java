@@ -97,6 +97,8 @@ public final class RequestTimeline implements TokenEventSink {
     private ServerTimings serverTimings;
     private String finishReason;
     private String responseModel;
+    /** The id the engine gave the response (Responses API), the first one it named; null: none. */
+    private String responseId;
     private boolean streamError;
     private boolean terminated;
     private boolean clientStoppedReading;
@@ -232,6 +234,18 @@ public final class RequestTimeline implements TokenEventSink {
     @Override
     public void onFinishReason(String finishReason) {
         this.finishReason = finishReason;
+    }
+
+    @Override
+    public void onResponseId(String id) {
+        if (responseId == null) {
+            responseId = id;
+        }
+    }
+
+    /** The id the engine gave the response ({@link #onResponseId}), or null. */
+    public String responseId() {
+        return responseId;
     }
 
     @Override

@@ -14,6 +14,7 @@ public class InspectedRequest {
     private final boolean stream;
     private final Buffer body;
     private final Integer priority;
+    private final ConversationReader.Conversation conversation;
 
     /**
      * @param decodable the body was a JSON object
@@ -27,11 +28,18 @@ public class InspectedRequest {
 
     /** @param priority the integer {@code priority} member, or null */
     public InspectedRequest(boolean decodable, String model, boolean stream, Integer priority, Buffer body) {
+        this(decodable, model, stream, priority, body, null);
+    }
+
+    /** @param conversation where it sits in its conversation, or null when its format's shape reads none */
+    public InspectedRequest(boolean decodable, String model, boolean stream, Integer priority, Buffer body,
+            ConversationReader.Conversation conversation) {
         this.decodable = decodable;
         this.model = model;
         this.stream = stream;
         this.priority = priority;
         this.body = body;
+        this.conversation = conversation;
     }
 
     /** A body that is not a JSON object: forwarded untouched, with the format's default for streaming. */
@@ -60,11 +68,19 @@ public class InspectedRequest {
         return body;
     }
 
+    /**
+     * Where the request sits in its conversation (sidecar.conversations.enabled, a chat format), or null: not read.
+     */
+    public ConversationReader.Conversation conversation() {
+        return conversation;
+    }
+
     @Override
     public boolean equals(Object o) {
         return o != null && o.getClass() == getClass() && o instanceof InspectedRequest r && decodable == r.decodable
                 && stream == r.stream && java.util.Objects.equals(model, r.model)
                 && java.util.Objects.equals(priority, r.priority)
+                && java.util.Objects.equals(conversation, r.conversation)
                 && java.util.Objects.equals(body, r.body);
     }
 

@@ -19,9 +19,14 @@ public abstract class JsonWireFormat implements WireFormat {
 
     /** @param streamDefault the format's default when the request has no {@code stream} (Ollama: true) */
     protected JsonWireFormat(String name, JsonFactory json, boolean streamDefault) {
+        this(name, json, streamDefault, ConversationShape.NONE);
+    }
+
+    /** @param conversations what of a conversation its requests say (NONE when sidecar.conversations is off) */
+    protected JsonWireFormat(String name, JsonFactory json, boolean streamDefault, ConversationShape conversations) {
         this.name = name;
         this.json = json;
-        this.fields = new RequestFields(json);
+        this.fields = new RequestFields(json, conversations);
         this.streamDefault = streamDefault;
     }
 

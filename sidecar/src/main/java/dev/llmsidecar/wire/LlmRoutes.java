@@ -23,17 +23,27 @@ public final class LlmRoutes {
     private final Map<String, LlmOperation> byPath;
 
     public LlmRoutes(JsonFactory json) {
-        OpenAiFormat openAiChat = new OpenAiFormat("openai_chat", json);
+        this(json, false);
+    }
+
+    /**
+     * @param conversations read where each chat request sits in its conversation (sidecar.conversations.enabled);
+     *     off, no request body is read for it
+     */
+    public LlmRoutes(JsonFactory json, boolean conversations) {
+        ConversationShape messages = conversations ? ConversationShape.MESSAGES : ConversationShape.NONE;
+        OpenAiFormat openAiChat = new OpenAiFormat("openai_chat", json, messages);
         OpenAiFormat openAiCompletions = new OpenAiFormat("openai_completions", json);
         OllamaFormat ollama = new OllamaFormat(json);
         LlamaCppFormat llamaCpp = new LlamaCppFormat(json);
         this.byPath = List.of(
                 new LlmOperation("/v1/chat/completions", CHAT, openAiChat),
                 new LlmOperation("/v1/completions", TEXT_COMPLETION, openAiCompletions),
-                new LlmOperation("/v1/responses", CHAT, new OpenAiResponsesFormat(json)),
+                new LlmOperation("/v1/responses", CHAT, new OpenAiResponsesFormat(json,
+                        conversations ? ConversationShape.RESPONSES : ConversationShape.NONE)),
                 new LlmOperation("/v1/embeddings", EMBEDDINGS, new OpenAiEmbeddingsFormat(json)),
-                new LlmOperation("/v1/messages", CHAT, new AnthropicMessagesFormat(json)),
-                new LlmOperation("/api/chat", CHAT, ollama),
+                new LlmOperation("/v1/messages", CHAT, new AnthropicMessagesFormat(json, messages)),
+                new LlmOperation("/api/chat", CHAT, new OllamaFormat(json, messages)),
                 new LlmOperation("/api/generate", TEXT_COMPLETION, ollama),
                 new LlmOperation("/generate_stream", TEXT_COMPLETION, new TgiFormat(json, true)),
                 new LlmOperation("/generate", TEXT_COMPLETION, new TgiFormat(json, false)),

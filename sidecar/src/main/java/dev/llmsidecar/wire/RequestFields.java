@@ -5,15 +5,21 @@ import com.fasterxml.jackson.core.JsonToken;
 import io.vertx.core.buffer.Buffer;
 
 /**
- * Reads the top-level {@code model}, {@code stream} and {@code priority} members of a JSON request body; never changes
- * it.
+ * Reads the top-level {@code model}, {@code stream} and {@code priority} members of a JSON request body, and where it
+ * sits in its conversation when its format's {@link ConversationShape} reads that; never changes it.
  */
 public final class RequestFields {
 
     private final JsonFactory json;
+    private final ConversationShape conversations;
 
     public RequestFields(JsonFactory json) {
+        this(json, ConversationShape.NONE);
+    }
+
+    public RequestFields(JsonFactory json, ConversationShape conversations) {
         this.json = json;
+        this.conversations = conversations;
     }
 
     /**
@@ -27,9 +33,13 @@ public final class RequestFields {
             String model = null;
             boolean stream = streamDefault;
             Integer priority = null;
+            ConversationReader conversation = conversations.reader();
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String name = p.currentName();
                 JsonToken v = p.nextToken();
+                if (conversation != null && conversations.read(conversation, name, p, v)) {
+                    continue;
+                }
                 if ("model".equals(name) && v == JsonToken.VALUE_STRING) {
                     model = p.getText();
                 } else if ("stream".equals(name) && (v == JsonToken.VALUE_TRUE || v == JsonToken.VALUE_FALSE)) {
@@ -43,7 +53,8 @@ public final class RequestFields {
             if (p.currentToken() != JsonToken.END_OBJECT || p.nextToken() != null) {
                 return null;
             }
-            return new InspectedRequest(true, model, stream, priority, body);
+            return new InspectedRequest(true, model, stream, priority, body,
+                    conversation == null ? null : conversation.conversation());
         });
         return read != null ? read : InspectedRequest.undecodable(streamDefault, body);
     }

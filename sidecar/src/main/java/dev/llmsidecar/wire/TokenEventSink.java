@@ -57,6 +57,13 @@ public interface TokenEventSink {
     }
 
     /**
+     * The id the engine gave the response (the Responses API's {@code response.created}), which the next turn of
+     * its conversation names in {@code previous_response_id}.
+     */
+    default void onResponseId(String id) {
+    }
+
+    /**
      * The stream's own end-of-stream marker arrived (OpenAI's {@code data: [DONE]}, Anthropic's {@code message_stop}):
      * a stream that ends without it, or without a finish reason, was truncated.
      */

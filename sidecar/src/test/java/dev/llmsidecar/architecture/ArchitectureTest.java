@@ -26,7 +26,7 @@ class ArchitectureTest {
     /** The metrics side: everything that turns traffic into series, and what records or serves them. */
     static final String[] METRICS_SIDE = {ROOT + ".metrics..", ROOT + ".measure..", ROOT + ".live..",
             ROOT + ".otel..", ROOT + ".engine..", ROOT + ".gpu..", ROOT + ".scrape..", ROOT + ".trace..",
-            ROOT + ".app.."};
+            ROOT + ".conversation..", ROOT + ".app.."};
 
     /** Plain Java: the timeline, SLO, window and saturation logic, unit-tested without sockets or a container. */
     static final String[] PLAIN = {ROOT + ".timeline..", ROOT + ".slo..", ROOT + ".window..",
@@ -83,7 +83,7 @@ class ArchitectureTest {
         check(noClasses().that().resideInAPackage(ROOT + ".metrics..")
                 .should().dependOnClassesThat().resideInAnyPackage(ROOT + ".measure..", ROOT + ".live..",
                         ROOT + ".app..", ROOT + ".engine..", ROOT + ".gpu..", ROOT + ".scrape..", ROOT + ".proxy..",
-                        ROOT + ".trace.."));
+                        ROOT + ".trace..", ROOT + ".conversation.."));
     }
 
     /**

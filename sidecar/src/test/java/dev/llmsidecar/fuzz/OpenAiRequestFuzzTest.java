@@ -38,6 +38,9 @@ class OpenAiRequestFuzzTest {
 
     private final OpenAiRequestInspector inspector = new OpenAiRequestInspector(new JsonFactory());
     private final RequestFields fields = new RequestFields(new JsonFactory());
+    /** With sidecar.conversations on: the messages are read too, and nothing else read may change. */
+    private final OpenAiRequestInspector withConversations =
+            new OpenAiRequestInspector(new JsonFactory(), dev.llmsidecar.wire.ConversationShape.MESSAGES);
 
     /** Valid request bodies: every member order, spacing and escaping, stream_options in all its forms. */
     @FuzzTest(maxDuration = "5m")
@@ -62,6 +65,12 @@ class OpenAiRequestFuzzTest {
         String shown = new String(body, UTF_8);
         OpenAiRequest inspected = inspector.inspect(Buffer.buffer(body));
         assertThat(inspected.body().getBytes()).as("the body itself is never changed").isEqualTo(body);
+        OpenAiRequest conversation = withConversations.inspect(Buffer.buffer(body));
+        assertThat(new OpenAiRequest(conversation.decodable(), conversation.model(), conversation.stream(),
+                conversation.priority(), conversation.usage(), conversation.usageEdit(), conversation.body()))
+                .as("reading the conversation changes nothing else read: %s", shown).isEqualTo(inspected);
+        assertThat(conversation.conversation() != null).as("a conversation for every object read: %s", shown)
+                .isEqualTo(conversation.decodable());
         InspectedRequest streamByDefault = fields.inspect(Buffer.buffer(body), true);
         InspectedRequest notByDefault = fields.inspect(Buffer.buffer(body), false);
 

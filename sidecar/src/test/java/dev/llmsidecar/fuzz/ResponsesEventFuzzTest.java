@@ -71,6 +71,7 @@ class ResponsesEventFuzzTest {
 
     private static final class ResponseReading {
         String object;
+        String id;
         String status;
         String incompleteReason;
         boolean error;
@@ -85,6 +86,7 @@ class ResponsesEventFuzzTest {
         void member(String name, JsonNode v) {
             switch (name) {
                 case "object" -> object = text(v);
+                case "id" -> id = text(v);
                 case "status" -> status = text(v);
                 case "error" -> error = v.isObject();
                 case "incomplete_details" -> incompleteReason = v.isObject() && v.has("reason")
@@ -109,7 +111,7 @@ class ResponsesEventFuzzTest {
         }
 
         Object build() {
-            return EventOracle.record(NEW_RESPONSE, status, incompleteReason, error, functionCall, usage);
+            return EventOracle.record(NEW_RESPONSE, id, status, incompleteReason, error, functionCall, usage);
         }
     }
 

@@ -188,6 +188,24 @@ class MetricsContractParityTest {
                 work.record(request, r, verdict);
             }
             slo.record(request, 1, SloEvaluator.evaluate(stream(Outcome.OK, 200, false), List.of()));
+            // conversations (sidecar.conversations): a first turn, a turn after a tool's result, and a turn long after
+            // both, which the age limit leaves the table for (turns per conversation, evictions)
+            dev.llmsidecar.conversation.Conversations conversations = new dev.llmsidecar.conversation.Conversations(
+                    recorders, TestConfigs.sidecar("http://127.0.0.1:1", Map.of("sidecar.conversations.enabled", "true",
+                            "sidecar.conversations.max-age", "PT10S")).conversations(), Duration.ofMinutes(5),
+                    System::nanoTime);
+            long t0 = System.nanoTime();
+            var first = conversations.arrived(new dev.llmsidecar.wire.ConversationReader.Conversation(
+                    new dev.llmsidecar.wire.TurnCounter.Position(1, dev.llmsidecar.wire.TurnCounter.After.USER), 11, 0),
+                    "m", t0);
+            conversations.ended(first, stream(Outcome.OK, 200, false), null, t0 + 200 * MS);
+            var tool = conversations.arrived(new dev.llmsidecar.wire.ConversationReader.Conversation(
+                    new dev.llmsidecar.wire.TurnCounter.Position(2, dev.llmsidecar.wire.TurnCounter.After.TOOL), 12, 11),
+                    "m", t0 + 300 * MS);
+            conversations.ended(tool, stream(Outcome.OK, 200, false), null, t0 + 500 * MS);
+            conversations.arrived(new dev.llmsidecar.wire.ConversationReader.Conversation(
+                    new dev.llmsidecar.wire.TurnCounter.Position(1, dev.llmsidecar.wire.TurnCounter.After.USER), 21, 0),
+                    "m", t0 + 60_000 * MS);
             metrics.traffic.chunkWritten(MS);
             Thread.sleep(300); // the waiting depth is sampled on a 250 ms grid: one grid point has passed
             metrics.inFlight.sampleQueueDepth();

@@ -36,13 +36,13 @@ class OpsDashboardsTest {
     @Test
     void dashboardsAreValidAgainstTheGrafanaSchema() {
         OpsTools.Result r = OpsTools.nodeValidate("dashboards", DASHBOARDS.toString()).assertOk("@grafana/schema");
-        assertThat(r.output()).contains("dashboards: 4 checked");
+        assertThat(r.output()).contains("dashboards: 5 checked");
     }
 
     @Test
-    void theFourDashboardsHaveTheirVariablesAndExemplarsOnLatencyPanels() throws Exception {
+    void theDashboardsHaveTheirVariablesAndExemplarsOnLatencyPanels() throws Exception {
         List<Path> files = list(DASHBOARDS);
-        assertThat(files).extracting(p -> p.getFileName().toString()).containsExactly("llm-sidecar-health.json",
+        assertThat(files).extracting(p -> p.getFileName().toString()).containsExactly("llm-sidecar-conversations.json", "llm-sidecar-health.json",
                 "llm-sidecar-latency.json", "llm-sidecar-slo.json", "llm-sidecar-traffic.json");
         int exemplarTargets = 0;
         for (Path f : files) {

@@ -118,6 +118,8 @@ class OpsEndToEndTest {
         config.put("sidecar.slo.declared.enabled", "true"); // the declared-target panels read real buckets
         config.put("sidecar.slo.declared.trust-all", "true"); // from the test's own traffic
         config.put("sidecar.priority.enabled", "true"); // and the priority panels real priorities
+        config.put("sidecar.conversations.enabled", "true"); // the conversation panels: agent loops below
+        config.put("sidecar.conversations.max-age", "PT5S"); // turns leave the table: turns per conversation
         config.put("sidecar.cost.input-price-per-million", "0.2"); // the cost panels read real values
         config.put("sidecar.cost.output-price-per-million", "0.8");
 
@@ -409,6 +411,29 @@ class OpsEndToEndTest {
             ProxyFixture.await(client.close());
         }
 
+        /**
+         * Turn {@code step % 3} of agent loop {@code step / 3}: the user's task, the tool's result after the model's
+         * call, then the user again after the model's answer. The assistant messages are the client's own: the sidecar
+         * links turns by the history the client resends, not by what the engine said.
+         */
+        static String agentTurn(int step, boolean stream) {
+            String task = "x".repeat(400) + " task " + (step / 3); // 50+ prompt tokens: cached tokens reported
+            JsonArray messages = new JsonArray().add(new JsonObject().put("role", "user").put("content", task));
+            if (step % 3 >= 1) {
+                messages.add(new JsonObject().put("role", "assistant").put("tool_calls", new JsonArray().add(
+                        new JsonObject().put("id", "call_" + step / 3).put("type", "function").put("function",
+                                new JsonObject().put("name", "search").put("arguments", "{}")))));
+                messages.add(new JsonObject().put("role", "tool").put("tool_call_id", "call_" + step / 3)
+                        .put("content", "found it"));
+            }
+            if (step % 3 == 2) {
+                messages.add(new JsonObject().put("role", "assistant").put("content", "done"));
+                messages.add(new JsonObject().put("role", "user").put("content", "thanks"));
+            }
+            return new JsonObject().put("model", "sim-llama-8b").put("stream", stream).put("messages", messages)
+                    .encode();
+        }
+
         private void tick() {
             Phase p = phase.get();
             if (p == Phase.STOPPED || inFlight.get() >= 48) {
@@ -426,6 +451,9 @@ class OpsEndToEndTest {
                     : new JsonObject().put("model", i % 3 == 0 ? "sim-qwen-7b" : "sim-llama-8b").put("stream", stream)
                             .put("messages", new JsonArray().add(new JsonObject().put("role", "user")
                                     .put("content", prompt))).encode();
+            if (!completions && i % 8 == 4) {
+                body = agentTurn(i / 8, stream); // a 3-turn agent loop, one turn a second
+            }
             if (!completions && i % 4 == 3) {
                 body = new JsonObject(body).put("priority", i % 3).encode(); // vLLM's scheduling priority
             }

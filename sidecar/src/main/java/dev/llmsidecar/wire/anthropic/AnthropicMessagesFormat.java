@@ -1,6 +1,7 @@
 package dev.llmsidecar.wire.anthropic;
 
 import com.fasterxml.jackson.core.JsonFactory;
+import dev.llmsidecar.wire.ConversationShape;
 import dev.llmsidecar.wire.FinishReason;
 import dev.llmsidecar.wire.JsonBodyDecoder;
 import dev.llmsidecar.wire.JsonWireFormat;
@@ -20,7 +21,12 @@ import dev.llmsidecar.wire.Usage;
 public final class AnthropicMessagesFormat extends JsonWireFormat {
 
     public AnthropicMessagesFormat(JsonFactory json) {
-        super("anthropic_messages", json, false);
+        this(json, ConversationShape.NONE);
+    }
+
+    /** @param conversations MESSAGES with sidecar.conversations on (the top-level system is not read) */
+    public AnthropicMessagesFormat(JsonFactory json, ConversationShape conversations) {
+        super("anthropic_messages", json, false, conversations);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.llmsidecar.wire.ollama;
 
 import com.fasterxml.jackson.core.JsonFactory;
+import dev.llmsidecar.wire.ConversationShape;
 import dev.llmsidecar.wire.JsonBodyDecoder;
 import dev.llmsidecar.wire.JsonWireFormat;
 import dev.llmsidecar.wire.NdjsonDecoder;
@@ -17,7 +18,12 @@ import dev.llmsidecar.wire.UpstreamResponse;
 public final class OllamaFormat extends JsonWireFormat {
 
     public OllamaFormat(JsonFactory json) {
-        super("ollama", json, true);
+        this(json, ConversationShape.NONE);
+    }
+
+    /** @param conversations MESSAGES for /api/chat with sidecar.conversations on; /api/generate has none */
+    public OllamaFormat(JsonFactory json, ConversationShape conversations) {
+        super("ollama", json, true, conversations);
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.llmsidecar.wire.openai;
 
 import com.fasterxml.jackson.core.JsonFactory;
+import dev.llmsidecar.wire.ConversationShape;
 import dev.llmsidecar.wire.JsonBodyDecoder;
 import dev.llmsidecar.wire.JsonWireFormat;
 import dev.llmsidecar.wire.StreamDecoder;
@@ -19,8 +20,13 @@ public final class OpenAiFormat extends JsonWireFormat {
     private final OpenAiChunkParser parser;
 
     public OpenAiFormat(String name, JsonFactory json) {
-        super(name, json, false);
-        this.inspector = new OpenAiRequestInspector(json);
+        this(name, json, ConversationShape.NONE);
+    }
+
+    /** @param conversations MESSAGES for chat completions with sidecar.conversations on; completions have none */
+    public OpenAiFormat(String name, JsonFactory json, ConversationShape conversations) {
+        super(name, json, false, conversations);
+        this.inspector = new OpenAiRequestInspector(json, conversations);
         this.parser = new OpenAiChunkParser(json);
     }
 

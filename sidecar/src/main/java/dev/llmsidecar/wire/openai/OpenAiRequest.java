@@ -25,7 +25,13 @@ public final class OpenAiRequest extends InspectedRequest {
     /** @param priority the integer {@code priority} member (vLLM's scheduling priority), or null */
     public OpenAiRequest(boolean decodable, String model, boolean stream, Integer priority, UsageRequest usage,
             BodyEdit usageEdit, Buffer body) {
-        super(decodable, model, stream, priority, body);
+        this(decodable, model, stream, priority, usage, usageEdit, body, null);
+    }
+
+    /** @param conversation where it sits in its conversation, or null: not read */
+    public OpenAiRequest(boolean decodable, String model, boolean stream, Integer priority, UsageRequest usage,
+            BodyEdit usageEdit, Buffer body, dev.llmsidecar.wire.ConversationReader.Conversation conversation) {
+        super(decodable, model, stream, priority, body, conversation);
         this.usage = usage;
         this.usageEdit = usageEdit;
     }

@@ -4,6 +4,8 @@ package dev.llmsidecar.wire.openai;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import dev.llmsidecar.wire.ConversationReader;
+import dev.llmsidecar.wire.ConversationShape;
 import dev.llmsidecar.wire.JsonReads;
 import io.vertx.core.buffer.Buffer;
 import java.io.IOException;
@@ -25,9 +27,16 @@ public final class OpenAiRequestInspector {
     private static final byte[] STREAM_OPTIONS_OBJECT = "{\"include_usage\":true}".getBytes(StandardCharsets.US_ASCII);
 
     private final JsonFactory json;
+    private final ConversationShape conversations;
 
     public OpenAiRequestInspector(JsonFactory json) {
+        this(json, ConversationShape.NONE);
+    }
+
+    /** @param conversations MESSAGES: it also reads where the request sits in its conversation */
+    public OpenAiRequestInspector(JsonFactory json, ConversationShape conversations) {
         this.json = json;
+        this.conversations = conversations;
     }
 
     public OpenAiRequest inspect(Buffer body) {
@@ -35,8 +44,11 @@ public final class OpenAiRequestInspector {
         if (scan == null) {
             return OpenAiRequest.undecodable(body);
         }
+        ConversationReader.Conversation conversation = scan.conversation == null ? null
+                : scan.conversation.conversation();
         if (!scan.stream) {
-            return new OpenAiRequest(true, scan.model, false, scan.priority, UsageRequest.NOT_APPLICABLE, null, body);
+            return new OpenAiRequest(true, scan.model, false, scan.priority, UsageRequest.NOT_APPLICABLE, null, body,
+                    conversation);
         }
         UsageRequest usage;
         BodyEdit edit = null;
@@ -58,7 +70,7 @@ public final class OpenAiRequestInspector {
                 edit = new BodyEdit(scan.objectAt + 1, 0, STREAM_OPTIONS_MEMBER);
             }
         }
-        return new OpenAiRequest(true, scan.model, true, scan.priority, usage, edit, body);
+        return new OpenAiRequest(true, scan.model, true, scan.priority, usage, edit, body, conversation);
     }
 
     private static final class Scan {
@@ -70,6 +82,7 @@ public final class OpenAiRequestInspector {
         int streamOptionsObjectAt = -1;
         int streamOptionsNullAt = -1;
         boolean streamOptionsOther;     // not an object or null, or an object with other members
+        ConversationReader conversation; // null: not read
     }
 
     private Scan scan(Buffer body) {
@@ -79,9 +92,13 @@ public final class OpenAiRequestInspector {
             }
             Scan s = new Scan();
             s.objectAt = offset(p);
+            s.conversation = conversations.reader();
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String name = p.currentName();
                 JsonToken v = p.nextToken();
+                if (s.conversation != null && conversations.read(s.conversation, name, p, v)) {
+                    continue;
+                }
                 switch (name) {
                     case "model" -> {
                         if (v == JsonToken.VALUE_STRING) {

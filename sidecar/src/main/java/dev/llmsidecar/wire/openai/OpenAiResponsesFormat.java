@@ -1,6 +1,7 @@
 package dev.llmsidecar.wire.openai;
 
 import com.fasterxml.jackson.core.JsonFactory;
+import dev.llmsidecar.wire.ConversationShape;
 import dev.llmsidecar.wire.JsonBodyDecoder;
 import dev.llmsidecar.wire.JsonWireFormat;
 import dev.llmsidecar.wire.SseDecoder;
@@ -17,7 +18,12 @@ import dev.llmsidecar.wire.UpstreamResponse;
 public final class OpenAiResponsesFormat extends JsonWireFormat {
 
     public OpenAiResponsesFormat(JsonFactory json) {
-        super("openai_responses", json, false);
+        this(json, ConversationShape.NONE);
+    }
+
+    /** @param conversations RESPONSES with sidecar.conversations on */
+    public OpenAiResponsesFormat(JsonFactory json, ConversationShape conversations) {
+        super("openai_responses", json, false, conversations);
     }
 
     @Override

@@ -21,16 +21,21 @@ import java.io.IOException;
 record ResponsesEvent(String type, boolean deltaNonEmpty, Response response) {
 
     /**
+     * @param id the response's id ({@code resp_...}), or null
      * @param status completed, incomplete, failed, cancelled, in_progress, queued
      * @param incompleteReason {@code incomplete_details.reason}
      * @param error the {@code error} member is a non-null object
      * @param functionCall some output item is a function / custom tool call
      * @param usage {@code usage}, or null
      */
-    record Response(String status, String incompleteReason, boolean error, boolean functionCall, Usage usage) {
+    record Response(String id, String status, String incompleteReason, boolean error, boolean functionCall,
+            Usage usage) {
 
-        /** Usage, finish reason and failure, for both modes. */
+        /** Its id, usage, finish reason and failure, for both modes. */
         void reportTo(TokenEventSink sink, boolean toolCallSeen) {
+            if (id != null) {
+                sink.onResponseId(id);
+            }
             if (error || "failed".equals(status)) {
                 sink.onStreamError();
             }
@@ -107,6 +112,7 @@ record ResponsesEvent(String type, boolean deltaNonEmpty, Response response) {
     /** Collects the members of a response object that matter. */
     private static final class ResponseReader implements JsonReads.ObjectReader<Response> {
         String object;
+        String id;
         String status;
         String incompleteReason;
         boolean error;
@@ -117,6 +123,7 @@ record ResponsesEvent(String type, boolean deltaNonEmpty, Response response) {
         public void member(JsonParser p, String name, JsonToken v) throws IOException {
             switch (name) {
                 case "object" -> object = JsonReads.string(p, v);
+                case "id" -> id = JsonReads.string(p, v);
                 case "status" -> status = JsonReads.string(p, v);
                 case "error" -> error = JsonReads.isObject(p, v);
                 case "incomplete_details" ->
@@ -141,7 +148,7 @@ record ResponsesEvent(String type, boolean deltaNonEmpty, Response response) {
 
         @Override
         public Response build() {
-            return new Response(status, incompleteReason, error, functionCall, usage);
+            return new Response(id, status, incompleteReason, error, functionCall, usage);
         }
     }
 
