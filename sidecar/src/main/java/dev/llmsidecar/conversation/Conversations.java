@@ -94,11 +94,6 @@ public final class Conversations {
         }
     }
 
-    /** The table of turns (its size and memory, for the heap formula's test). */
-    public ConversationTable table() {
-        return table;
-    }
-
     /**
      * A chat request arrived, whose body says where it sits in its conversation: it is linked to the turn before it,
      * and the gap since that turn's end is recorded.
