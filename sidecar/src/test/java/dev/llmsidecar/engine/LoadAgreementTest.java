@@ -49,6 +49,7 @@ class LoadAgreementTest {
     private static final Duration WAVE = Duration.ofSeconds(3);
     private static final Duration SCRAPE_INTERVAL = Duration.ofMillis(500);
     private static final long SAMPLE_EVERY_NANOS = 50_000_000L;
+    private static final long RENDER_TO_ANSWER_MILLIS = 20;
     private static final Pattern ENGINE_GAUGE = Pattern.compile(
             "^vllm:num_requests_(running|waiting)\\{[^}]*} (\\S+)$", Pattern.MULTILINE);
 
@@ -88,10 +89,28 @@ class LoadAgreementTest {
     @Test
     void inFlightIsTheEnginesRunningPlusWaiting() {
         try (ProxyFixture f = new ProxyFixture(DEMO, Map.of())) {
+            // one request first: the proxy path's first use in this JVM (class loading, the upstream connection)
+            // holds the first wave's requests for a few hundred ms between the sidecar and the engine
+            assertThat(f.post(f.proxyPort, "/v1/chat/completions", "{\"model\":\"sim-llama-8b\",\"max_tokens\":4,"
+                    + "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", Map.of()).status()).isEqualTo(200);
+            Renders renders = new Renders();
+            f.engine.route("/scraped-metrics", req -> {
+                long before = System.nanoTime();
+                String text = f.engine.metricsText();
+                renders.add(before, System.nanoTime());
+                // answered RENDER_TO_ANSWER later: a read then lies well after its render began, so the render a
+                // sample's scrape read is known although the sample only knows the read to within its own duration
+                f.vertx.setTimer(RENDER_TO_ANSWER_MILLIS, t -> req.response()
+                        .putHeader("content-type", "text/plain; version=0.0.4").end(text));
+            });
             EngineMetricsScraper scraper = new EngineMetricsScraper(f.vertx, f.telemetry.recorders(),
-                    URI.create("http://127.0.0.1:" + f.enginePort + "/metrics"), SCRAPE_INTERVAL, Duration.ofSeconds(2));
+                    URI.create("http://127.0.0.1:" + f.enginePort + "/scraped-metrics"), SCRAPE_INTERVAL,
+                    Duration.ofSeconds(2));
             ProxyFixture.await(scraper.start());
             f.telemetry.engineView(scraper::view);
+            // waves start every 3 s and scrapes every 500 ms: half an interval apart, so that a render does not
+            // coincide with a wave's burst of new requests, all on the wire at once
+            LockSupport.parkNanos(SCRAPE_INTERVAL.toNanos() / 2);
             Counts counts = new Counts(f);
             Thread recorder = new Thread(counts::record, "in-flight-recorder");
             recorder.setDaemon(true);
@@ -118,11 +137,11 @@ class LoadAgreementTest {
                 throw new IllegalStateException(e);
             }
             traffic.awaitIdle();
-            assertAgreement(samples, counts, traffic);
+            assertAgreement(samples, counts, traffic, renders);
         }
     }
 
-    private void assertAgreement(List<Sample> samples, Counts counts, Traffic traffic) {
+    private void assertAgreement(List<Sample> samples, Counts counts, Traffic traffic, Renders renders) {
         // the engine's figures of one moment against the sidecar's counts over the moments they can be from
         double[] direct = new double[samples.size()];
         double[] engineOver = new double[samples.size()];
@@ -139,22 +158,38 @@ class LoadAgreementTest {
         }
         // the engine member of /q/llm, once the first scrape was read
         List<Sample> seen = samples.stream().filter(s -> s.before().engine() != null).toList();
-        double[] scraped = new double[seen.size()];
         double[] naive = new double[seen.size()];
         double[] ages = new double[seen.size()];
+        double[] taken = new double[seen.size()];
+        double[] earliestLag = new double[seen.size()];
+        double[] latestLag = new double[seen.size()];
+        int matched = 0;
         for (int i = 0; i < seen.size(); i++) {
-            Live q = seen.get(i).before();
+            Sample s = seen.get(i);
+            Live q = s.before();
             ages[i] = q.age();
-            // its figures were taken when its answer left the engine: its age, and up to the scrape's round trip more
-            long taken = seen.get(i).start() - (long) (q.age() * 1e9);
-            scraped[i] = counts.inFlight(taken - 5_000_000L, taken).distance(q.engine().total());
             naive[i] = Math.abs(q.engine().total() - q.inFlight());
+            // the scrape was read (its age ago) somewhere in [start - age, rendered - age]; its figures are those of
+            // the last render that began before that read (one scrape at a time), at least RENDER_TO_ANSWER earlier.
+            // A render that began inside that interval could be the one read or the next one: such a sample (one
+            // that took longer than RENDER_TO_ANSWER) is left out
+            long[] render = renders.lastBegunBy(s.rendered() - (long) (q.age() * 1e9));
+            if (render != null && render[0] <= s.start() - (long) (q.age() * 1e9)) {
+                // the age, against the answer's leaving: the read is after it, by the time it takes to arrive
+                long answered = render[1] + RENDER_TO_ANSWER_MILLIS * 1_000_000L;
+                earliestLag[matched] = (s.start() - (long) (q.age() * 1e9) - answered) / 1e6;
+                latestLag[matched] = (s.rendered() - (long) (q.age() * 1e9) - answered) / 1e6;
+                taken[matched++] = counts.inFlight(render[0], render[1]).distance(q.engine().total());
+            }
         }
+        double[] scraped = Arrays.copyOf(taken, matched);
+        double[] lagFrom = Arrays.copyOf(earliestLag, matched);
+        double[] lagTo = Arrays.copyOf(latestLag, matched);
         System.out.printf("LoadAgreementTest: %d samples, %d requests; |engine running + waiting - in flight| "
-                + "p50/p90/p99/max: now %s, scrape at its age %s, scrape against now %s; scrape age p50/p90/p99/max "
+                + "p50/p90/p99/max: now %s, scrape at its render %s (%d of %d matched; read after the answer left, by the age, ms, from %s to %s), scrape against now %s; scrape age p50/p90/p99/max "
                 + "%s s; engine over in flight %s, engine queued over waiting %s, with a first token over engine "
                 + "running %s%n", samples.size(), traffic.completed.get(), quantiles(direct, "%.0f"),
-                quantiles(scraped, "%.0f"), quantiles(naive, "%.0f"), quantiles(ages, "%.3f"),
+                quantiles(scraped, "%.0f"), matched, seen.size(), quantiles(lagFrom, "%.1f"), quantiles(lagTo, "%.1f"), quantiles(naive, "%.0f"), quantiles(ages, "%.3f"),
                 quantiles(engineOver, "%.0f"), quantiles(queuedWithoutWaiting, "%.0f"),
                 quantiles(decodingWithoutSlot, "%.0f"));
 
@@ -172,10 +207,15 @@ class LoadAgreementTest {
         // a queued request has no first token, and one that has its first token holds a slot (or is on the wire)
         assertThat(quantile(queuedWithoutWaiting, 0.99)).isZero();
         assertThat(quantile(decodingWithoutSlot, 0.99)).isLessThanOrEqualTo(1.0);
-        // the engine member of /q/llm: its age says which moment it is, to a request on the wire (measured: p90 0,
-        // p99 1 alone, 3 inside a full test run on 2 busy cores; against the counts of now instead, p99 6-9). The
-        // age: an interval, and late timers (p99 0.5-0.7 s)
+        // the engine member of /q/llm: its figures are the engine's at the render its age points to, to a request on
+        // the wire (measured: p90 0, p99 0-1 alone and with a core busy; against the counts of now instead, p99
+        // 6-9). The age: an interval, and late timers (p99 0.5-0.7 s)
         assertThat(quantile(ages, 0.99)).isLessThanOrEqualTo(SCRAPE_INTERVAL.toMillis() / 1000.0 + 1.0);
+        // the age: no read before its answer left the engine (to the timers' millisecond), and most read within a
+        // few ms of it (measured: p90 6-11 ms alone, 16-22 ms with a core busy; p99 up to 290 ms then)
+        assertThat(matched).as("samples matched to the render they read").isGreaterThanOrEqualTo(seen.size() * 99 / 100);
+        assertThat(Arrays.stream(lagTo).min().orElse(0)).isGreaterThanOrEqualTo(-1.0);
+        assertThat(quantile(lagFrom, 0.90)).isLessThanOrEqualTo(100.0);
         assertThat(quantile(scraped, 0.90)).isLessThanOrEqualTo(1.0);
         assertThat(quantile(scraped, 0.99)).isLessThanOrEqualTo(3.0);
     }
@@ -183,9 +223,10 @@ class LoadAgreementTest {
     private Sample sample(ProxyFixture f) {
         long start = System.nanoTime();
         Live before = Live.of(LiveStats.render(f.telemetry));
+        long rendered = System.nanoTime();
         Engine engine = engineNow(f);
         Live after = Live.of(LiveStats.render(f.telemetry));
-        return new Sample(start, System.nanoTime(), before, engine, after);
+        return new Sample(start, rendered, System.nanoTime(), before, engine, after);
     }
 
     /** The engine's running and waiting as its /metrics says now. */
@@ -230,6 +271,28 @@ class LoadAgreementTest {
         }
     }
 
+    /** When the engine rendered each scrape's figures: began and ended, on its event loop. */
+    private static final class Renders {
+        private final List<long[]> times = new ArrayList<>();
+
+        synchronized void add(long began, long ended) {
+            if (times.size() < 100_000) { // 36 at one every 500 ms; bounded anyway
+                times.add(new long[] {began, ended});
+            }
+        }
+
+        /** The last render that began at or before {@code t}, or null. */
+        synchronized long[] lastBegunBy(long t) {
+            long[] last = null;
+            for (long[] r : times) {
+                if (r[0] <= t) {
+                    last = r;
+                }
+            }
+            return last;
+        }
+    }
+
     record Engine(int running, int waiting) {
         int total() {
             return running + waiting;
@@ -247,7 +310,8 @@ class LoadAgreementTest {
         }
     }
 
-    record Sample(long start, long end, Live before, Engine engine, Live after) {
+    /** {@code rendered}: when {@code before} (whose age was taken in [start, rendered]) was read. */
+    record Sample(long start, long rendered, long end, Live before, Engine engine, Live after) {
     }
 
     record Range(int lo, int hi) {

@@ -564,7 +564,11 @@ public final class SimulatedEngine {
         return sb.toString();
     }
 
-    private String metricsText() {
+    /**
+     * The text of {@code /metrics} as of now, for a {@link #route} that serves it on another path (a test that needs
+     * the moment the figures were taken). Call it on the engine's event loop, as a route's handler runs.
+     */
+    public String metricsText() {
         String m = "{model_name=\"" + servedModel() + "\"}";
         int waiting = queue.size();
         StringBuilder sb = new StringBuilder();
