@@ -40,10 +40,12 @@ class LivePageRouteTest {
     @TestHTTPResource(value = "/llm/ui", management = true)
     URL page;
 
-    final HttpClient http = HttpClient.newHttpClient();
+    /** HTTP/1.1, as curl and browsers speak plain http (the JDK's default h2c upgrade once hung a CI run here). */
+    final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(java.time.Duration.ofSeconds(5)).build();
 
     HttpResponse<String> get(URI uri) throws Exception {
-        return http.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString());
+        return http.send(HttpRequest.newBuilder(uri).timeout(java.time.Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
     }
 
     @Test

@@ -81,7 +81,8 @@ class SidecarApplicationTest {
     @TestHTTPResource(value = "/llm", management = true)
     URL liveStats;
 
-    final HttpClient http = HttpClient.newHttpClient();
+    final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(java.time.Duration.ofSeconds(5)).build();
 
     @BeforeAll
     static void watchBlockedThreads() {
@@ -95,7 +96,7 @@ class SidecarApplicationTest {
     }
 
     String get(URL url) throws Exception {
-        return http.send(HttpRequest.newBuilder(url.toURI()).build(), HttpResponse.BodyHandlers.ofString()).body();
+        return http.send(HttpRequest.newBuilder(url.toURI()).timeout(java.time.Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString()).body();
     }
 
     OpenAIClient openAi() {
@@ -153,11 +154,11 @@ class SidecarApplicationTest {
         // the test profile turns OpenTelemetry on without exporting; the client's trace continues in the sidecar
         String trace = "4bf92f3577b34da6a3ce929d0e0e4736";
         String body = "{\"model\":\"sim-llama-8b\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
-        HttpResponse<String> streamed = http.send(HttpRequest.newBuilder(URI.create(proxy + "v1/chat/completions"))
+        HttpResponse<String> streamed = http.send(HttpRequest.newBuilder(URI.create(proxy + "v1/chat/completions")).timeout(java.time.Duration.ofSeconds(30))
                 .header("content-type", "application/json").header("traceparent", "00-" + trace + "-00f067aa0ba902b7-01")
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(streamed.statusCode()).isEqualTo(200);
-        String openMetrics = http.send(HttpRequest.newBuilder(metrics.toURI())
+        String openMetrics = http.send(HttpRequest.newBuilder(metrics.toURI()).timeout(java.time.Duration.ofSeconds(30))
                 // what Prometheus sends with exemplar storage on
                 .header("accept", "application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
                         + "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1").build(),
@@ -204,7 +205,7 @@ class SidecarApplicationTest {
         assertThat(engine.getJsonArray("served_models").getList()).containsExactly("sim-llama-8b");
         String[] tgiSeries = {"model", "sim-llama-8b", "operation", "text_completion", "streaming", "true"};
         double before = new Scrape(get(metrics)).sum("llm_sidecar_requests_total", tgiSeries);
-        HttpResponse<String> tgi = http.send(HttpRequest.newBuilder(URI.create(proxy + "generate_stream"))
+        HttpResponse<String> tgi = http.send(HttpRequest.newBuilder(URI.create(proxy + "generate_stream")).timeout(java.time.Duration.ofSeconds(30))
                 .header("content-type", "application/json").POST(HttpRequest.BodyPublishers.ofString(
                         "{\"inputs\":\"What is Deep Learning?\",\"parameters\":{\"max_new_tokens\":4}}")).build(),
                 HttpResponse.BodyHandlers.ofString());
@@ -224,7 +225,7 @@ class SidecarApplicationTest {
         assertThat(get(metrics)).contains("llm_sidecar_requests_in_flight");
         assertThat(get(ready)).contains("\"status\": \"UP\"");
         // on the proxy port, /q/metrics is just another path: it goes to the engine, which has none
-        HttpResponse<String> viaProxy = http.send(HttpRequest.newBuilder(URI.create(proxy + "q/metrics")).build(),
+        HttpResponse<String> viaProxy = http.send(HttpRequest.newBuilder(URI.create(proxy + "q/metrics")).timeout(java.time.Duration.ofSeconds(30)).build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(viaProxy.statusCode()).isEqualTo(404);
         assertThat(viaProxy.body()).contains("not found: /q/metrics");

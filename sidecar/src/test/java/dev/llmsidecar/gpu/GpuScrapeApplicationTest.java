@@ -28,7 +28,9 @@ class GpuScrapeApplicationTest {
     @Test
     void nothingAboutGpusWithoutTheExportersUrl() throws Exception {
         assertThat(lifecycle.scraper()).isNull();
-        HttpResponse<String> scrape = HttpClient.newHttpClient().send(HttpRequest.newBuilder(metrics.toURI()).build(),
+        HttpResponse<String> scrape = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(java.time.Duration.ofSeconds(5)).build()
+                .send(HttpRequest.newBuilder(metrics.toURI()).timeout(java.time.Duration.ofSeconds(30)).build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(scrape.statusCode()).isEqualTo(200);
         assertThat(scrape.body()).contains("llm_sidecar_engine_up").doesNotContain("llm_sidecar_gpu");
