@@ -2,10 +2,10 @@ package dev.llmsidecar.conversation;
 
 /**
  * The turns the sidecar saw lately, by the keyed digest of their history, so the next turn of a conversation can find
- * the one it follows: its turn number and when that turn ended (the gap between turns). Nothing but 64-bit digests,
- * times and counts is kept, in primitive arrays of a fixed size, whatever the traffic: 37 bytes an entry and an index of 4
- * bytes a cell, the power of two at or above 3 x {@code capacity} (16 384 entries: 53 bytes each, 848 KiB), and no
- * text can be read back.
+ * the one it follows: its turn number, its conversation's number and when that turn ended (the gap between turns).
+ * Nothing but 64-bit digests, times and counts is kept, in primitive arrays of a fixed size, whatever the traffic: 41
+ * bytes an entry and an index of 4 bytes a cell, the power of two at or above 3 x {@code capacity} (16 384 entries: 57
+ * bytes each, 912 KiB), and no text can be read back.
  *
  * <p>An entry is found by its history's digest, or by one alias: the digest of the response id the engine gave it
  * (Responses API {@code previous_response_id}) or of the conversation it belongs to (an alias that moves to each new
@@ -50,14 +50,11 @@ public final class ConversationTable {
      * @param modelNanosBefore for a request that answers a tool's result: the time in the model of the turn it follows
      *     (arrival to end) when that turn did not itself answer a tool (it is the agent's first call, whose time is
      *     agent time only now that a tool turn follows it); else -1
+     * @param conversation its conversation's number in this process: a count of first turns (wrapping), which every
+     *     later turn of it takes on; what the trace recorder names a conversation by (under a key of its own). 0: none
      * @param entry where the request's own entry is, for {@link #ended}
      */
-    public record Link(Kind kind, int turn, long gapNanos, long modelNanosBefore, int entry) {
-
-        /** The link without where its entry is (tests). */
-        public Link withoutEntry() {
-            return new Link(kind, turn, gapNanos, modelNanosBefore, -1);
-        }
+    public record Link(Kind kind, int turn, long gapNanos, long modelNanosBefore, int conversation, int entry) {
     }
 
     private static final long IN_FLIGHT = Long.MIN_VALUE;
@@ -77,6 +74,7 @@ public final class ConversationTable {
     private final long[] ends;
     private final long[] stored;
     private final int[] turns;
+    private final int[] conversations;
     private final byte[] flags;
     // open addressing over the ring's slots for keys and aliases: at most 2 x capacity cells used of at least
     // 3 x capacity, so probes stay short
@@ -86,6 +84,8 @@ public final class ConversationTable {
     private int size;
     /** Slots of the ring whose entry moved to the tail (counted in size until the head passes them). */
     private int moved;
+    /** The last conversation number given (0 is never one). */
+    private int lastConversation;
 
     public ConversationTable(int capacity, long maxAgeNanos, Listener listener) {
         if (capacity < 1 || capacity > (1 << 24)) {
@@ -102,6 +102,7 @@ public final class ConversationTable {
         ends = new long[capacity];
         stored = new long[capacity];
         turns = new int[capacity];
+        conversations = new int[capacity];
         flags = new byte[capacity];
         index = new int[Integer.highestOneBit(Math.max(2, capacity) * 3 - 1) << 1];
         mask = index.length - 1;
@@ -132,12 +133,14 @@ public final class ConversationTable {
             if (own >= 0) {
                 // answered again: the entry moves to the tail, so its age and the next turn's gap run from this answer
                 int turn = turns[own];
+                int conversation = conversations[own];
                 byte continued = (byte) (flags[own] & (CONTINUED | UNKNOWN_TURN));
                 remove(own);
                 // the old response's id stays behind: the next turn names the answer it got now (ended)
-                int entry = store(key, 0, turn, afterTool, nowNanos);
+                int entry = store(key, 0, turn, conversation, afterTool, nowNanos);
                 flags[entry] |= continued;
-                return new Link(Kind.REPEATED, (continued & UNKNOWN_TURN) != 0 ? 0 : turn, -1, -1, entry);
+                return new Link(Kind.REPEATED, (continued & UNKNOWN_TURN) != 0 ? 0 : turn, -1, -1, conversation,
+                        entry);
             }
         }
         int before = previousKey == 0 ? -1 : find(previousKey);
@@ -146,13 +149,17 @@ public final class ConversationTable {
         long gap = -1;
         long modelBefore = -1;
         boolean unknown;
+        int conversation;
         if (before < 0) {
             kind = Kind.FIRST;
             turn = 1;
             unknown = byId && previousKey != 0;
+            lastConversation = lastConversation == -1 ? 1 : lastConversation + 1; // 0 stays "none"
+            conversation = lastConversation;
         } else {
             flags[before] |= CONTINUED;
             turn = turns[before] + 1;
+            conversation = conversations[before];
             unknown = (flags[before] & UNKNOWN_TURN) != 0;
             if (ends[before] == IN_FLIGHT) {
                 kind = Kind.NEXT_OF_UNFINISHED;
@@ -171,11 +178,11 @@ public final class ConversationTable {
                 aliases[holder] = 0;
             }
         }
-        int entry = store(key, alias, turn, afterTool, nowNanos);
+        int entry = store(key, alias, turn, conversation, afterTool, nowNanos);
         if (unknown) {
             flags[entry] |= UNKNOWN_TURN;
         }
-        return new Link(kind, unknown ? 0 : turn, gap, modelBefore, entry);
+        return new Link(kind, unknown ? 0 : turn, gap, modelBefore, conversation, entry);
     }
 
     /**
@@ -227,10 +234,10 @@ public final class ConversationTable {
 
     /** Bytes the table holds, whatever it holds: its arrays. */
     public long retainedBytes() {
-        return 16L * 7 /* array headers */ + capacity * (8L + 8 + 8 + 8 + 4 + 1) + index.length * 4L;
+        return 16L * 8 /* array headers */ + capacity * (8L + 8 + 8 + 8 + 4 + 4 + 1) + index.length * 4L;
     }
 
-    private int store(long key, long alias, int turn, boolean afterTool, long nowNanos) {
+    private int store(long key, long alias, int turn, int conversation, boolean afterTool, long nowNanos) {
         if (size == capacity) {
             evictHead(Eviction.CAPACITY);
         }
@@ -240,6 +247,7 @@ public final class ConversationTable {
         ends[slot] = IN_FLIGHT;
         stored[slot] = nowNanos;
         turns[slot] = turn;
+        conversations[slot] = conversation;
         flags[slot] = afterTool ? AFTER_TOOL : 0;
         size++;
         insert(key, slot);

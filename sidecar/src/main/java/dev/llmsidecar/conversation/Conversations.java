@@ -52,7 +52,7 @@ public final class Conversations {
 
     private static final double NS = 1e9;
     private static final ConversationTable.Link NOTHING_TO_LINK =
-            new ConversationTable.Link(ConversationTable.Kind.FIRST, 1, -1, -1, -1);
+            new ConversationTable.Link(ConversationTable.Kind.FIRST, 1, -1, -1, 0, -1);
 
     private final Recorders recorders;
     private final ConversationTable table;
@@ -259,6 +259,14 @@ public final class Conversations {
 
         public Position position() {
             return position;
+        }
+
+        /**
+         * Its conversation's number in this process ({@link ConversationTable.Link#conversation}), the same for every
+         * turn of it; 0 when it has none (no message of a conversation).
+         */
+        public int conversationNumber() {
+            return link.conversation();
         }
 
         /** Its conversation was seen before (its prefix may be cached); cold: its first request here. */

@@ -31,6 +31,16 @@ public interface ExchangeFollower {
          */
         void requestBody(RequestBytes body, String model);
 
+        /**
+         * Where the request sits in its conversation (sidecar.conversations), before {@link #finished}; never called
+         * while that is off, or for a request with no conversation.
+         *
+         * @param conversation its conversation's number in this process, the same for each of its turns (not 0)
+         * @param turn its turn, 1 for the first; 0 when unknown
+         */
+        default void conversation(int conversation, int turn) {
+        }
+
         /** The exchange ended: once, after its result was recorded under {@code labels}. */
         void finished(RequestLabels labels, RequestResult result);
     }

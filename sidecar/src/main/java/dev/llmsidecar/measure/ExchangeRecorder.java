@@ -98,6 +98,9 @@ final class ExchangeRecorder implements ExchangeObserver {
                 turn = conversations.arrived(conversation, model, receivedNanos);
                 span.conversation(turn.position().turn(), turn.position().after().label(), turn.warm(),
                         turn.linkLabel(), turn.gapNanos());
+                if (followed != null && turn.conversationNumber() != 0) {
+                    followed.conversation(turn.conversationNumber(), turn.position().turn());
+                }
             } catch (RuntimeException e) {
                 turn = null; // an optional measurement: the request goes on unmeasured, never hurt
                 conversationFailed(e);

@@ -67,6 +67,7 @@ public final class TraceRecorder implements ExchangeFollower, AutoCloseable {
     private final TraceFiles files;
     private final TraceStats stats;
     private final BlockHasher hasher;
+    private final ConversationIds conversationIds;
     private final JsonFactory json = new JsonFactory();
     private final ByteArrayOutputStream line = new ByteArrayOutputStream(1024);
     private final Thread worker;
@@ -93,6 +94,7 @@ public final class TraceRecorder implements ExchangeFollower, AutoCloseable {
         this.bytesPerToken = config.blockBytes() / (double) BLOCK_TOKENS;
         this.queue = new ArrayBlockingQueue<>(config.queueCapacity());
         this.hasher = new BlockHasher(secret, config.blockBytes());
+        this.conversationIds = new ConversationIds(secret);
         this.secret = secret;
         TraceFiles[] filesRef = new TraceFiles[1];
         this.stats = new TraceStats(recorders, () -> filesRef[0] == null ? 0 : filesRef[0].openBytes(),
@@ -251,6 +253,9 @@ public final class TraceRecorder implements ExchangeFollower, AutoCloseable {
         // the recorder's thread's (set by the body's task, which the queue runs first)
         BlockHasher.Chain chain;
         int canonicalBytes = -1;
+        // the event loop's (sidecar.conversations): its conversation's number in this process, 0 for none; its turn
+        int conversation;
+        int turn;
 
         Traced(TraceRecorder recorder, TraceFiles.Generation generation, long arrivalMs, LlmOperation operation,
                 String sessionValue) {
@@ -275,6 +280,12 @@ public final class TraceRecorder implements ExchangeFollower, AutoCloseable {
                 recorder.queuedBytes.addAndGet(-n);
                 bodyDropped = recorder.refusal();
             }
+        }
+
+        @Override
+        public void conversation(int conversation, int turn) {
+            this.conversation = conversation;
+            this.turn = turn;
         }
 
         @Override
@@ -380,6 +391,10 @@ public final class TraceRecorder implements ExchangeFollower, AutoCloseable {
                 g.writeNumberField("timestamp", Math.max(0, t.arrivalMs - base));
                 g.writeNumberField("input_length", input);
                 g.writeNumberField("output_length", Math.max(0, r.outputTokens()));
+                if (r.reasoningTokens() >= 0) {
+                    g.writeNumberField("reasoning_length", Math.min(r.reasoningTokens(), Math.max(0,
+                            r.outputTokens())));
+                }
                 g.writeArrayFieldStart("hash_ids");
                 for (long id : ids) {
                     g.writeNumber(id);
@@ -387,6 +402,12 @@ public final class TraceRecorder implements ExchangeFollower, AutoCloseable {
                 g.writeEndArray();
                 if (t.sessionValue != null && !t.sessionValue.isEmpty()) {
                     g.writeStringField("session_id", hasher.session(t.sessionValue));
+                }
+                if (t.conversation != 0) {
+                    g.writeStringField("conversation_id", conversationIds.of(t.conversation));
+                    if (t.turn > 0) {
+                        g.writeNumberField("turn", t.turn);
+                    }
                 }
                 g.writeNumberField("arrival_unix_ms", t.arrivalMs);
                 g.writeStringField("model", t.model);

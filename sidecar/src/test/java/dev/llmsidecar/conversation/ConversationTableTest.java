@@ -22,7 +22,7 @@ class ConversationTableTest {
     final ConversationTable.Listener listener = (why, turns, last) -> left.add(new Left(why, turns, last));
     final java.util.Map<Long, Link> links = new java.util.HashMap<>();
 
-    /** A chat turn arrives (no alias, after the user); the link without its entry, as the tests compare it. */
+    /** A chat turn arrives (no alias, after the user); the link without its entry and conversation, as tests compare it. */
     Link arrive(ConversationTable table, long key, long previous, long now) {
         return arrive(table, key, previous, 0, false, now);
     }
@@ -30,7 +30,12 @@ class ConversationTableTest {
     Link arrive(ConversationTable table, long key, long previous, long alias, boolean afterTool, long now) {
         Link link = table.arrived(key, previous, alias, afterTool, now);
         links.put(key, link);
-        return link.withoutEntry();
+        return compared(link);
+    }
+
+    /** What the tests compare of a link: all but where its entry is and its conversation's number. */
+    static Link compared(Link link) {
+        return new Link(link.kind(), link.turn(), link.gapNanos(), link.modelNanosBefore(), 0, -1);
     }
 
     void end(ConversationTable table, long key, long now) {
@@ -42,7 +47,23 @@ class ConversationTableTest {
     }
 
     static Link link(Kind kind, int turn, long gap) {
-        return new Link(kind, turn, gap, -1, -1);
+        return new Link(kind, turn, gap, -1, 0, -1);
+    }
+
+    @Test
+    void everyTurnOfAConversationCarriesItsNumberAndEachFirstTurnANewOne() {
+        ConversationTable table = new ConversationTable(16, HOUR, listener);
+        int a = table.arrived(11, 0, 0, false, 0).conversation();
+        int b = table.arrived(21, 0, 0, false, 1).conversation();
+        assertThat(a).isNotZero();
+        assertThat(b).isNotZero().isNotEqualTo(a);
+        Link a1 = table.arrived(11, 0, 0, false, 2); // a regeneration of a's first turn
+        assertThat(a1.kind()).isEqualTo(Kind.REPEATED);
+        assertThat(a1.conversation()).isEqualTo(a);
+        table.ended(a1, 11, 0, 3);
+        assertThat(table.arrived(12, 11, 0, false, 4).conversation()).as("a's second turn").isEqualTo(a);
+        assertThat(table.arrived(22, 21, 0, false, 5).conversation()).as("b's second turn, unfinished").isEqualTo(b);
+        assertThat(table.arrived(31, 0, 0, false, 6).conversation()).isNotZero().isNotIn(a, b);
     }
 
     @Test
@@ -142,14 +163,14 @@ class ConversationTableTest {
     void aConversationFirstSeenByAnUnknownIdHasUnknownTurns() {
         ConversationTable table = new ConversationTable(16, HOUR, listener);
         Link first = table.arrived(12, 99, 0, false, true, 0);
-        assertThat(first.withoutEntry()).isEqualTo(link(Kind.FIRST, 0, -1));
+        assertThat(compared(first)).isEqualTo(link(Kind.FIRST, 0, -1));
         table.ended(first, 12, 97, 10);
         Link next = table.arrived(15, 97, 0, false, true, 30);
-        assertThat(next.withoutEntry()).as("linked, but still unknown").isEqualTo(link(Kind.NEXT, 0, 20));
+        assertThat(compared(next)).as("linked, but still unknown").isEqualTo(link(Kind.NEXT, 0, 20));
         // a conversation that started here knows its turns
         Link start = table.arrived(21, 0, 0, false, 40);
         table.ended(start, 21, 96, 50);
-        assertThat(table.arrived(22, 96, 0, false, true, 60).withoutEntry()).isEqualTo(link(Kind.NEXT, 2, 10));
+        assertThat(compared(table.arrived(22, 96, 0, false, true, 60))).isEqualTo(link(Kind.NEXT, 2, 10));
     }
 
     /** A conversation's id is an alias that moves to its newest turn; the same input again is still a turn. */
@@ -173,12 +194,12 @@ class ConversationTableTest {
         ConversationTable table = new ConversationTable(16, HOUR, listener);
         arrive(table, 1, 0, 0);
         end(table, 1, 100 * MS);
-        assertThat(arrive(table, 2, 1, 0, true, 150 * MS)).isEqualTo(new Link(Kind.NEXT, 2, 50 * MS, 100 * MS, -1));
+        assertThat(arrive(table, 2, 1, 0, true, 150 * MS)).isEqualTo(new Link(Kind.NEXT, 2, 50 * MS, 100 * MS, 0, -1));
         end(table, 2, 300 * MS);
-        assertThat(arrive(table, 3, 2, 0, true, 320 * MS)).isEqualTo(new Link(Kind.NEXT, 3, 20 * MS, -1, -1));
+        assertThat(arrive(table, 3, 2, 0, true, 320 * MS)).isEqualTo(new Link(Kind.NEXT, 3, 20 * MS, -1, 0, -1));
         end(table, 3, 400 * MS);
         assertThat(arrive(table, 4, 3, 0, false, 10_400 * MS)).as("the user again: no agent time")
-                .isEqualTo(new Link(Kind.NEXT, 4, 10_000 * MS, -1, -1));
+                .isEqualTo(new Link(Kind.NEXT, 4, 10_000 * MS, -1, 0, -1));
     }
 
     /** A regeneration moves its entry to the tail: it is not evicted as the oldest, and not counted when it moves. */

@@ -262,6 +262,83 @@ class TraceRecorderTest {
         assertThat(second.get(0).getString("session_id")).isNotEqualTo(first.get(0).getString("session_id"));
     }
 
+    static final LlmRoutes CONVERSATION_ROUTES = new LlmRoutes(new JsonFactory(), true);
+
+    /** A chat turn of {@code messages} (sidecar.conversations on), its usage {@code prompt}/{@code out}/{@code reasoning}. */
+    static void turn(TrafficObserver traffic, JsonArray messages, long prompt, long out, long reasoning) {
+        LlmOperation op = CONVERSATION_ROUTES.match("POST", "/v1/chat/completions");
+        String body = new JsonObject().put("model", "m1").put("stream", true).put("messages", messages).encode();
+        ExchangeObserver x = traffic.exchangeStarted(new ChatHead(Map.of()), op, System.nanoTime());
+        dev.llmsidecar.wire.InspectedRequest inspected = op.format().inspect(io.vertx.core.buffer.Buffer.buffer(body));
+        x.requestInspected(inspected.model(), inspected.stream(), inspected.priority());
+        x.conversationRead(inspected.conversation());
+        x.requestBody(new Body(body));
+        x.requestSent();
+        long t0 = System.nanoTime();
+        TokenEventSink sink = x.responseStarted(200, true, t0);
+        sink.onTokenChunk(t0 + 20 * MS, false, -1);
+        sink.onUsage(new Usage(prompt, out, -1, reasoning));
+        x.ended(Outcome.OK, 200, t0 + 30 * MS);
+    }
+
+    static JsonObject message(String role, String content) {
+        return new JsonObject().put("role", role).put("content", content);
+    }
+
+    /**
+     * With sidecar.conversations on, every turn of one conversation carries one {@code conversation_id} and its turn;
+     * another conversation another id; another process (or a restart) other ids for the same traffic; the engine's
+     * reasoning tokens as {@code reasoning_length}. With it off, none of these.
+     */
+    @Test
+    void turnsOfAConversationShareAConversationIdAndCarryTheirTurn() throws Exception {
+        JsonArray a1 = new JsonArray().add(message("user", "plan a trip"));
+        JsonArray a2 = a1.copy().add(message("assistant", "where to?")).add(message("user", "the coast"));
+        JsonArray a3 = a2.copy().add(message("assistant", "which one?")).add(message("user", "the north one"));
+        JsonArray b1 = new JsonArray().add(message("user", "fix my build"));
+        JsonArray b2 = b1.copy().add(message("assistant", "show me the log")).add(message("user", "here it is"));
+        SidecarTelemetry one = telemetry(Map.of("sidecar.conversations.enabled", "true"));
+        turn(one.traffic(), a1, 10, 5, 2);
+        turn(one.traffic(), b1, 10, 6, -1);
+        turn(one.traffic(), a2, 20, 5, 0);
+        turn(one.traffic(), b2, 22, 6, -1);
+        turn(one.traffic(), a3, 30, 5, 1);
+        one.close();
+        List<JsonObject> r = records();
+        for (Path p : TraceFiles.closed(dir)) {
+            Files.delete(p);
+        }
+        assertThat(r).hasSize(5);
+        String a = r.get(0).getString("conversation_id");
+        String b = r.get(1).getString("conversation_id");
+        assertThat(a).matches("[0-9a-f]{16}");
+        assertThat(b).matches("[0-9a-f]{16}").isNotEqualTo(a);
+        assertThat(r.stream().map(o -> o.getString("conversation_id")).toList()).containsExactly(a, b, a, b, a);
+        assertThat(r.stream().map(o -> o.getInteger("turn")).toList()).containsExactly(1, 1, 2, 2, 3);
+        assertThat(r.get(0).getInteger("reasoning_length")).isEqualTo(2);
+        assertThat(r.get(2).getInteger("reasoning_length")).isZero();
+        assertThat(r.get(1).containsKey("reasoning_length")).as("not reported: left out").isFalse();
+        assertThat(r.get(0).containsKey("session_id")).as("no session header configured").isFalse();
+
+        SidecarTelemetry two = telemetry(Map.of("sidecar.conversations.enabled", "true"));
+        turn(two.traffic(), a1, 10, 5, 2);
+        turn(two.traffic(), b1, 10, 6, -1);
+        two.close();
+        List<JsonObject> again = records();
+        for (Path p : TraceFiles.closed(dir)) {
+            Files.delete(p);
+        }
+        assertThat(again.get(0).getString("conversation_id")).as("another process").isNotIn(a, b);
+        assertThat(again.get(1).getString("conversation_id")).isNotIn(a, b);
+
+        SidecarTelemetry off = telemetry(Map.of());
+        turn(off.traffic(), a1, 10, 5, 2);
+        off.close();
+        JsonObject plain = records().get(0);
+        assertThat(plain.containsKey("conversation_id")).isFalse();
+        assertThat(plain.containsKey("turn")).isFalse();
+    }
+
     @Test
     void withoutUsageTheInputIsEstimatedFromBytesAndNativeCountsAreTheFormats() throws Exception {
         SidecarTelemetry t = telemetry(Map.of());

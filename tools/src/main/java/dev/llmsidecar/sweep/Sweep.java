@@ -102,10 +102,13 @@ public final class Sweep {
         boolean extend(SidecarScrape before, SidecarScrape now, double measuredSeconds);
     }
 
-    /** A session's turns in flight and waiting: a turn is sent only once the previous one ended (context-confined). */
+    /**
+     * A session's turns in flight and waiting: a turn is sent only once the previous one ended, or the gap after it
+     * (context-confined).
+     */
     private static final class SessionGate {
         boolean open;
-        final ArrayDeque<TraceRecord> waiting = new ArrayDeque<>();
+        final ArrayDeque<Integer> waiting = new ArrayDeque<>();
     }
 
     /** Everything one step's load needs, confined to the client's context. */
@@ -120,19 +123,25 @@ public final class Sweep {
         boolean stopped;
         int measuredSent;
         int dropped;
+        /** Records sent at their times so far (of {@link TraceReplay#timed}). */
         int arrived;
+        /** Records sent (or dropped) so far, both kinds. */
+        int replayed;
         int sessionWaits;
         /** Turns waiting for their session's previous turn. */
         int waitingTurns;
+        /** Turns to be sent after their previous turn and its gap, not sent (nor given up) yet. */
+        int chainedTurns;
 
         StepState(Supplier<Planned> next, TraceReplay replay) {
             this.next = next;
             this.replay = replay;
+            this.chainedTurns = replay == null ? 0 : replay.records().size() - replay.timed().length;
         }
 
         /** A trace replay whose every record has been sent (or dropped): nothing more will arrive. */
         boolean exhausted() {
-            return replay != null && arrived >= replay.records().size() && waitingTurns == 0;
+            return replay != null && arrived >= replay.timed().length && waitingTurns == 0 && chainedTurns == 0;
         }
     }
 
@@ -349,9 +358,10 @@ public final class Sweep {
         OpenLoop arrivals = null;
         if (st.replay != null) {
             long[] offsets = st.replay.offsetsNanos();
+            int[] timed = st.replay.timed();
             int[] at = {0};
-            arrivals = OpenLoop.start(context, () -> at[0] < offsets.length ? offsets[at[0]++] : Long.MAX_VALUE, t0,
-                    hardEnd - t0, () -> arriveRecorded(st), "sweep-replay");
+            arrivals = OpenLoop.start(context, () -> at[0] < timed.length ? offsets[timed[at[0]++]] : Long.MAX_VALUE,
+                    t0, hardEnd - t0, () -> arriveRecorded(st), "sweep-replay");
         } else if (o.mode == SweepOptions.Mode.OPEN) {
             arrivals = OpenLoop.start(context, arrivals(o, i, load)::nextNanos, t0, hardEnd - t0,
                     () -> sendOne(st, true, null), "sweep-arrivals");
@@ -430,12 +440,11 @@ public final class Sweep {
                     cs.dropped(), o.maxInFlight));
         }
         if (st.replay != null) {
-            int[] counts = await(onContext(() -> Future.succeededFuture(new int[] {st.arrived, st.sessionWaits})));
+            int[] counts = await(onContext(() -> Future.succeededFuture(new int[] {st.replayed, st.sessionWaits})));
             List<TraceRecord> planned = st.replay.records();
             notes.add(String.format(Locale.ROOT, "Step %d: %d of its %d records sent%s%s.", i + 1, counts[0],
-                    planned.size(), counts[0] == 0 || counts[0] == planned.size() ? ""
-                            : String.format(Locale.ROOT, " (the first %s s of its trace time: the step ended first)",
-                                    Report.f3(planned.get(counts[0] - 1).timestampMs() / 1000.0)), counts[1] == 0 ? ""
+                    planned.size(), counts[0] == 0 || counts[0] == planned.size() ? "" : " (the step ended first)",
+                    counts[1] == 0 ? ""
                             : String.format(Locale.ROOT, "; %d session turn%s waited for the previous turn of their "
                                     + "session to end (sent later than recorded)", counts[1],
                                     counts[1] == 1 ? "" : "s")));
@@ -445,52 +454,68 @@ public final class Sweep {
     }
 
     /**
-     * A trace replay's arrival (on the context): the next record, sent now unless an earlier turn of its session is
-     * still open, in which case it waits for that turn to end.
+     * A trace replay's arrival at its time (on the context): the next timed record, sent now unless an earlier turn of
+     * its session is still open, in which case it waits for that turn to end.
      */
     private void arriveRecorded(StepState st) {
-        if (st.arrived >= st.replay.records().size()) {
+        if (st.arrived >= st.replay.timed().length) {
             return;
         }
-        TraceRecord r = st.replay.records().get(st.arrived++);
+        int index = st.replay.timed()[st.arrived++];
+        TraceRecord r = st.replay.records().get(index);
         if (r.sessionId() == null) {
+            st.replayed++;
             sendOne(st, true, planned(r));
             return;
         }
         SessionGate gate = st.sessions.computeIfAbsent(r.sessionId(), k -> new SessionGate());
         if (gate.open) {
-            gate.waiting.add(r);
+            gate.waiting.add(index);
             st.sessionWaits++;
             st.waitingTurns++;
             return;
         }
-        sendTurn(st, gate, r);
+        sendTurn(st, gate, index);
     }
 
-    /** Sends a session's turn; when it ends, its next waiting turn. */
-    private void sendTurn(StepState st, SessionGate gate, TraceRecord first) {
-        for (TraceRecord r = first; r != null; r = poll(st, gate)) {
-            Future<RequestRecord> f = sendOne(st, true, planned(r));
-            if (f != null) {
-                gate.open = true;
-                f.onComplete(ar -> {
-                    gate.open = false;
-                    TraceRecord next = poll(st, gate);
-                    if (next != null) {
-                        sendTurn(st, gate, next);
-                    }
-                });
+    /**
+     * Sends a session's turn; when it ends, its next turn after the recorded gap, or the next one waiting. A turn that
+     * cannot be sent (the step stopped, too many open) ends at once.
+     */
+    private void sendTurn(StepState st, SessionGate gate, int index) {
+        st.replayed++;
+        gate.open = true;
+        Future<RequestRecord> f = sendOne(st, true, planned(st.replay.records().get(index)));
+        if (f == null) {
+            turnEnded(st, gate, index);
+        } else {
+            f.onComplete(ar -> turnEnded(st, gate, index));
+        }
+    }
+
+    private void turnEnded(StepState st, SessionGate gate, int index) {
+        int next = st.replay.next()[index];
+        if (next >= 0) {
+            if (st.stopped) {
+                for (int n = next; n >= 0; n = st.replay.next()[n]) {
+                    st.chainedTurns--; // given up with the step
+                }
+                gate.open = false;
                 return;
             }
+            long gapMillis = Math.max(1, Math.round(st.replay.gapNanos()[next] / 1e6)); // the gate stays closed
+            vertx.setTimer(gapMillis, t -> context.runOnContext(v -> {
+                st.chainedTurns--;
+                sendTurn(st, gate, next);
+            }));
+            return;
         }
-    }
-
-    private static TraceRecord poll(StepState st, SessionGate gate) {
-        TraceRecord next = gate.waiting.poll();
-        if (next != null) {
+        gate.open = false;
+        Integer waiting = gate.waiting.poll();
+        if (waiting != null) {
             st.waitingTurns--;
+            sendTurn(st, gate, waiting);
         }
-        return next;
     }
 
     /**

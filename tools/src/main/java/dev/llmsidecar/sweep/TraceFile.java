@@ -126,8 +126,14 @@ public final class TraceFile {
             throw new IllegalArgumentException(name + ":" + lineNo + ": \"session_id\" must be a string (AIPerf's "
                     + "MooncakeTrace has session_id: str | None and refuses a number), got " + session);
         }
-        return new TraceRecord(timestamp, input, output, hashIds, (String) session, string(o, "model", name, lineNo),
-                string(o, "outcome", name, lineNo), lineNo);
+        String conversation = string(o, "conversation_id", name, lineNo);
+        Object e2e = o.getValue("e2e_ms");
+        if (e2e != null && !(e2e instanceof Number n && n.doubleValue() >= 0 && Double.isFinite(n.doubleValue()))) {
+            throw new IllegalArgumentException(name + ":" + lineNo + ": \"e2e_ms\" must be a number >= 0, got " + e2e);
+        }
+        return new TraceRecord(timestamp, input, output, hashIds, conversation != null ? conversation : (String) session,
+                string(o, "model", name, lineNo), string(o, "outcome", name, lineNo),
+                e2e == null ? Double.NaN : ((Number) e2e).doubleValue(), lineNo);
     }
 
     private static String string(JsonObject o, String key, String name, int lineNo) {

@@ -22,6 +22,10 @@ import java.util.Locale;
  * with its file and line number. Records made under different keys ({@code key_id}; none before 2026-11-29) have ids
  * that never match, so the merge refuses them unless {@code --allow-mixed-keys}. The files are held in memory as text
  * (about their size on disk).
+ *
+ * <p>{@code --for aiperf} writes, instead of the records, rows that AIPerf's {@code mooncake_trace} loader replays as
+ * the conversations they were ({@link AiperfTrace}): per turn only its new input, {@code session_id} and {@code delay}
+ * as that loader means them, requests that failed left out.
  */
 public final class TraceMerge {
 
@@ -39,6 +43,7 @@ public final class TraceMerge {
     static int run(String[] args, PrintStream out, PrintStream err) {
         Path output = null;
         boolean allowMixedKeys = false;
+        boolean forAiperf = false;
         List<Path> inputs = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -48,8 +53,13 @@ public final class TraceMerge {
                             arrival_unix_ms into one; timestamp becomes milliseconds from the merged start, every
                             other field is kept. docs/capacity-guide.md.
 
-                            Usage: bin/trace-merge [-o OUT.jsonl] [--allow-mixed-keys] FILE.jsonl [FILE.jsonl ...]
+                            Usage: bin/trace-merge [-o OUT.jsonl] [--for aiperf] [--allow-mixed-keys] FILE.jsonl ...
                               -o, --out FILE       where to write (default: standard output)
+                              --for aiperf         rows for AIPerf's mooncake_trace loader (0.6.0, and the
+                                                   deltas_without_responses mode of later versions): each
+                                                   conversation's turns with only their new input, session_id and
+                                                   delay as that loader means them; failed requests left out.
+                                                   docs/sweep.md, "For AIPerf"
                               --allow-mixed-keys   merge records of different keys (key_id): their hash ids and
                                                    sessions never match across keys, so prefix sharing between them
                                                    is lost; refused without it
@@ -64,6 +74,15 @@ public final class TraceMerge {
                     output = Path.of(args[++i]);
                 }
                 case "--allow-mixed-keys" -> allowMixedKeys = true;
+                case "--for" -> {
+                    if (i + 1 >= args.length || !args[i + 1].equals("aiperf")) {
+                        err.println("trace-merge: --for takes aiperf (the only tool whose reading of conversations "
+                                + "differs from the records')");
+                        return 2;
+                    }
+                    i++;
+                    forAiperf = true;
+                }
                 default -> {
                     if (args[i].startsWith("-") && args[i].length() > 1) {
                         err.println("trace-merge: unknown option " + args[i] + " (bin/trace-merge --help)");
@@ -92,12 +111,15 @@ public final class TraceMerge {
                 err.println("trace-merge: merging records of " + keys.size() + " keys (--allow-mixed-keys): " + which);
             }
             long base = lines.isEmpty() ? 0 : lines.get(0).arrival();
+            List<JsonObject> merged = new ArrayList<>(lines.size());
+            for (Line l : lines) {
+                merged.add(new JsonObject(l.text()).put("timestamp", l.arrival() - base));
+            }
+            AiperfTrace aiperf = forAiperf ? AiperfTrace.of(merged) : null;
             try (Writer w = output == null
                     ? new BufferedWriter(new OutputStreamWriter(out, StandardCharsets.UTF_8))
                     : Files.newBufferedWriter(output, StandardCharsets.UTF_8)) {
-                for (Line l : lines) {
-                    JsonObject o = new JsonObject(l.text());
-                    o.put("timestamp", l.arrival() - base);
+                for (JsonObject o : aiperf == null ? merged : aiperf.rows()) {
                     w.write(o.encode());
                     w.write('\n');
                 }
@@ -106,6 +128,14 @@ public final class TraceMerge {
             err.printf(Locale.ROOT, "trace-merge: %d records from %d files, %s s from first to last arrival%s%n",
                     lines.size(), inputs.size(), Report.f3(span / 1000.0), output == null ? "" : ", written to "
                             + output);
+            if (aiperf != null) {
+                AiperfTrace.Summary s = aiperf.summary();
+                err.printf(Locale.ROOT, "trace-merge: for AIPerf (loader of %s): %d rows, %d conversations with %d "
+                        + "later turns; %d later turns' new input clamped to 1 (shorter than the turn before: a "
+                        + "truncated or summarised history, a regeneration); %d outputs of 0 sent as 1; left out: %s%n",
+                        AiperfTrace.AIPERF_COMMIT, s.rows(), s.conversations(), s.laterTurns(), s.inputClamps(),
+                        s.outputClamps(), s.leftOut().isEmpty() ? "none" : s.leftOut().toString());
+            }
             return 0;
         } catch (IllegalArgumentException | IOException e) {
             err.println("trace-merge: " + e.getMessage());

@@ -14,11 +14,22 @@ import java.util.Random;
  * span, timestamps multiplied by f: the whole day's mix and mean rate, its time of day compressed, short bursts
  * thinned and sessions broken up). The step stops sending when its records run out.
  *
+ * <p>A conversation's later turn (a record of the same {@link TraceRecord#sessionId} as an earlier one sent in the
+ * step, whose {@code e2e_ms} is known) is sent as its client sent it: after the previous turn's answer ended, plus the
+ * gap the recording had between that turn's end and its arrival (÷ speed-up), whatever the replayed answer took. Only
+ * first turns and requests of no conversation keep their clock times. A later turn whose previous turn has no
+ * {@code e2e_ms} is sent at its time, or when the previous turn ended if that is later.
+ *
  * @param records the records sent, in send order, their timestamps rebased (and compressed) to the step's trace time
- * @param offsetsNanos when each is sent, from the step's start: timestamp ÷ speed-up
+ * @param offsetsNanos when each is sent, from the step's start: timestamp ÷ speed-up (a turn sent after its previous
+ *     one: when it was, in the recording)
+ * @param timed the indices of the records sent at their offsets, in order
+ * @param next for each record, the index of its conversation's next turn sent after it ends, or -1
+ * @param gapNanos for each record sent after its previous turn, the time after that turn's end (else -1)
  * @param description what was taken, for the report
  */
-record TraceReplay(List<TraceRecord> records, long[] offsetsNanos, String description) {
+record TraceReplay(List<TraceRecord> records, long[] offsetsNanos, int[] timed, int[] next, long[] gapNanos,
+        String description) {
 
     /**
      * The replay of {@code sorted} (by timestamp) at {@code speedup} for a step of {@code wallSeconds} (warm-up
@@ -68,8 +79,32 @@ record TraceReplay(List<TraceRecord> records, long[] offsetsNanos, String descri
         for (int i = 0; i < offsets.length; i++) {
             offsets[i] = Math.round(out.get(i).timestampMs() * 1e6 / speedup);
         }
-        return new TraceReplay(List.copyOf(out), offsets, what + String.format(Locale.ROOT, ", at speed-up %s",
-                SloSpec.fmt(Math.round(speedup * 1000) / 1000.0)));
+        int[] next = new int[out.size()];
+        long[] gaps = new long[out.size()];
+        java.util.Arrays.fill(next, -1);
+        java.util.Arrays.fill(gaps, -1);
+        java.util.Map<String, Integer> last = new java.util.HashMap<>();
+        List<Integer> timed = new ArrayList<>();
+        int turns = 0;
+        for (int i = 0; i < out.size(); i++) {
+            TraceRecord r = out.get(i);
+            Integer before = r.sessionId() == null ? null : last.put(r.sessionId(), i);
+            if (before != null && !Double.isNaN(out.get(before).e2eMs())) {
+                TraceRecord b = out.get(before);
+                next[before] = i;
+                gaps[i] = Math.round(Math.max(0, r.timestampMs() - b.timestampMs() - b.e2eMs()) * 1e6 / speedup);
+                turns++;
+            } else {
+                timed.add(i);
+            }
+        }
+        if (turns > 0) {
+            what += String.format(Locale.ROOT, "; %d later turns of %d conversations sent after the previous turn's "
+                    + "answer and the recorded gap", turns, last.size());
+        }
+        return new TraceReplay(List.copyOf(out), offsets, timed.stream().mapToInt(Integer::intValue).toArray(), next,
+                gaps, what + String.format(Locale.ROOT, ", at speed-up %s",
+                        SloSpec.fmt(Math.round(speedup * 1000) / 1000.0)));
     }
 
     /** Where the window starts, ms after the first record. */

@@ -32,7 +32,7 @@ class BlockPromptsTest {
     }
 
     static TraceRecord record(int inputLength, long... ids) {
-        return new TraceRecord(0, inputLength, 16, ids, null, null, null, 1);
+        return new TraceRecord(0, inputLength, 16, ids, null, null, null, Double.NaN, 1);
     }
 
     @Test

@@ -35,6 +35,7 @@ class RecordedTraceTest {
     static final Set<String> FORBIDDEN = Set.of("text_input", "delay", "type", "messages", "tools", "extra");
     static final Set<String> KNOWN = Set.of("timestamp", "input_length", "output_length", "hash_ids", "session_id",
             "arrival_unix_ms", "model", "operation", "slo_class", "tenant", "outcome", "ttft_ms", "tpot_ms", "e2e_ms",
+            "reasoning_length", "conversation_id", "turn",
             "input_length_source", "output_length_source", "key_id");
 
     @Test

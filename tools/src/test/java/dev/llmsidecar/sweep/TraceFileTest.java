@@ -179,7 +179,7 @@ class TraceFileTest {
     static List<TraceRecord> evenly(int n, long gapMs) {
         List<TraceRecord> r = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            r.add(new TraceRecord(i * gapMs, 10, 1, new long[] {i}, null, null, null, i + 1));
+            r.add(new TraceRecord(i * gapMs, 10, 1, new long[] {i}, null, null, null, Double.NaN, i + 1));
         }
         return r;
     }
@@ -206,7 +206,7 @@ class TraceFileTest {
         // the busiest window: a burst of 50 records within 1 s at 60 s
         List<TraceRecord> bursty = new ArrayList<>(day);
         for (int i = 0; i < 50; i++) {
-            bursty.add(new TraceRecord(60_000 + i * 20, 10, 1, null, null, null, null, 2000 + i));
+            bursty.add(new TraceRecord(60_000 + i * 20, 10, 1, null, null, null, null, Double.NaN, 2000 + i));
         }
         bursty.sort(java.util.Comparator.comparingLong(TraceRecord::timestampMs));
         TraceReplay busiest = TraceReplay.plan(bursty, 1, 2, SweepOptions.TraceSample.WINDOW, "busiest", 1);
