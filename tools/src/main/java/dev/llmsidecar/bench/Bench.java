@@ -168,6 +168,7 @@ public final class Bench {
         String profile = null;
         boolean syscalls = false;
         boolean longOnly = false;
+        boolean conversationsOnly = false;
         int profileLevel = 1000;
         for (int i = 2; i < args.length; i++) {
             switch (args[i]) {
@@ -184,6 +185,7 @@ public final class Bench {
                 case "--with-minimal" -> bench.withMinimal = true;
                 case "--with-trace" -> bench.withTrace = true;
                 case "--long-streams" -> longOnly = true;
+                case "--conversations" -> conversationsOnly = true;
                 case "--soak" -> soakMinutes = Integer.parseInt(args[++i]);
                 case "--report-only" -> reportOnly = true;
                 case "--profile" -> profile = Profiling.event(args[++i]);
@@ -210,6 +212,10 @@ public final class Bench {
         }
         if (longOnly) {
             bench.longStreamsOnly(quick);
+            return;
+        }
+        if (conversationsOnly) {
+            bench.conversationsOnly(quick);
             return;
         }
         if (profile != null || syscalls) {
@@ -361,6 +367,17 @@ public final class Bench {
         if (rerun == null || rerun.contains("long")) {
             results.put("longStreams", longStreams(targets, engine, quick));
             LongStreams.write(root, results.getJsonArray("longStreams"), quick, runFile);
+        }
+        if (rerun == null || rerun.contains("conv")) {
+            // the sidecar with sidecar.conversations on joins for this phase only, beside the one as it ships
+            Endpoint conv = startSidecar(engine.port, root.resolve(CURRENT_JAR), "sidecar-conv");
+            List<Endpoint> convTargets = new ArrayList<>(targets.stream().filter(t -> !t.name.equals("baseline")
+                    && !t.name.startsWith("sidecar-")).toList());
+            convTargets.add(conv);
+            phase(conv, "stream", 100, warm, 30, 20, 10, "bench-warmup", engine);
+            results.put("conversations", conversations(convTargets, engine, quick));
+            ConversationBench.write(root, results.getJsonArray("conversations"), quick, runFile);
+            stop(conv);
         }
         memoryAt(memory, builds, "end");
         results.put("memory", memory);
@@ -835,7 +852,16 @@ public final class Bench {
      * adds the recorder to it where it is started, with its directory).
      */
     static Map<String, String> configuration(String name) {
-        return "sidecar-min".equals(name) ? MINIMAL : SHIPPED;
+        return "sidecar-min".equals(name) ? MINIMAL : "sidecar-conv".equals(name) ? CONVERSATIONS : SHIPPED;
+    }
+
+    /** Target "sidecar-conv" (the conversation phase): {@link #SHIPPED} with sidecar.conversations on. */
+    static final Map<String, String> CONVERSATIONS = withConversations();
+
+    private static Map<String, String> withConversations() {
+        Map<String, String> m = new LinkedHashMap<>(SHIPPED);
+        m.put("sidecar.conversations.enabled", "true");
+        return java.util.Collections.unmodifiableMap(m);
     }
 
     /** What the sidecar said about OpenTelemetry at its start (nothing: the SDK stayed off, no OTLP endpoint). */
@@ -924,10 +950,99 @@ public final class Bench {
         return out;
     }
 
+    // ---------------------------------------------------------------------------------------------- conversations
+
+    /** Streams at once in the conversation phase, and each answer's tokens and their pace. */
+    static final int CONV_STREAMS = 32;
+    static final int CONV_EVENTS = 20;
+    static final int CONV_INTERVAL_MS = 20;
+
+    /**
+     * The conversation phase (issue 45): {@value #CONV_STREAMS} streams, each a turn of a conversation that resends its
+     * history (up to {@link BenchClient#CONVERSATION_BYTES} bytes, then a new one), against every target, rounds
+     * interleaved; the sidecar as it ships and "sidecar-conv" (the same with sidecar.conversations on) side by side,
+     * so CPU per request and TTFT added are the feature's.
+     */
+    JsonArray conversations(List<Endpoint> targets, Endpoint engine, boolean quick) throws Exception {
+        int seconds = quick ? 5 : 15;
+        int rounds = quick ? 1 : 5;
+        JsonArray out = new JsonArray();
+        for (Endpoint t : targets) {
+            // the client's and the path's JIT for this mode, not measured: a profile of the sidecar in its first 45 s
+            // of this mode spent 42 % of its CPU in the JIT compiler (the conversation reader: 4 %)
+            phase(t, "conv", CONV_STREAMS, quick ? 3 : 60, CONV_EVENTS, CONV_INTERVAL_MS, 10, "bench-warmup", engine);
+        }
+        for (int r = 0; r < rounds; r++) {
+            for (int k = 0; k < targets.size(); k++) {
+                Endpoint t = targets.get((k + r) % targets.size());
+                if (t.jvm()) {
+                    peaks.get(t.name).reset();
+                }
+                JsonObject p = phase(t, "conv", CONV_STREAMS, seconds, CONV_EVENTS, CONV_INTERVAL_MS, 10,
+                        "bench-conv", engine);
+                p.put("round", r).put("level", CONV_STREAMS).put("events", CONV_EVENTS)
+                        .put("intervalMs", CONV_INTERVAL_MS);
+                if (t.jvm()) {
+                    p.put("peak", new JsonObject().put("rssKb", peaks.get(t.name).get().getLong("rssKb")));
+                }
+                out.add(p);
+                System.out.printf(Locale.ROOT, "conv %-12s %.0f req/s, %.0f us cpu/request, ttft+ p50 %.0f p99 %.0f us, "
+                        + "err %d%n", t.name, p.getDouble("requestsPerSec", 0.0), cpuPerRequestMicros(p),
+                        q(p, "ttftOverhead", "p50"), q(p, "ttftOverhead", "p99"), p.getLong("errors", 0L));
+            }
+        }
+        return out;
+    }
+
+    /** Proxy CPU per request, µs. */
+    static double cpuPerRequestMicros(JsonObject p) {
+        return cpuPerMicros(p, "streams");
+    }
+
+    /** Proxy CPU per one of the phase's {@code count} (its requests, its token events), µs. */
+    static double cpuPerMicros(JsonObject p, String count) {
+        long n = p.getLong(count, 0L);
+        return n > 0 ? p.getDouble("proxyCpuSeconds", 0.0) * 1e6 / n : Double.NaN;
+    }
+
+    /** {@code --conversations}: the conversation phase alone: engine, nginx, the sidecar, and it with the feature on. */
+    void conversationsOnly(boolean quick) throws Exception {
+        String started = Instant.now().toString();
+        Endpoint engine = startEngine();
+        Endpoint nginx = startNginx(engine.port);
+        Endpoint sidecar = startSidecar(engine.port);
+        Endpoint conv = startSidecar(engine.port, root.resolve(CURRENT_JAR), "sidecar-conv");
+        ScheduledExecutorService sampler = startSampler();
+        Thread.sleep(1000);
+        List<Endpoint> targets = List.of(new Endpoint("direct", engine.port, engine.pids, -1), nginx, sidecar, conv);
+        warmUp(targets, quick ? 5 : 30, engine);
+        JsonArray out = conversations(targets, engine, quick);
+        sampler.shutdownNow();
+        stopAll();
+        JsonObject results = new JsonObject().put("started", started).put("quick", quick).put("machine", machine())
+                .put("sidecarJvm", sidecarOptsDescription()).put("sidecars", launched).put("conversations", out);
+        String runFile = runFile(started, quick ? "conversations-quick" : "conversations");
+        keepRun(root, runFile, results);
+        ConversationBench.write(root, out, quick, runFile);
+        System.out.println("wrote docs/bench/conversations.md, docs/bench/" + runFile);
+    }
+
+    /** Stops one target this run started. */
+    void stop(Endpoint target) throws InterruptedException {
+        for (Process p : new ArrayList<>(started)) {
+            if (target.pids.contains(p.pid())) {
+                p.destroy();
+                if (!p.waitFor(20, TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                }
+                started.remove(p);
+            }
+        }
+    }
+
     /** Proxy CPU per forwarded event, µs. */
     static double cpuPerEventMicros(JsonObject p) {
-        long events = p.getLong("tokenEvents", 0L);
-        return events > 0 ? p.getDouble("proxyCpuSeconds", 0.0) * 1e6 / events : Double.NaN;
+        return cpuPerMicros(p, "tokenEvents");
     }
 
     /** {@code --long-streams}: the long-stream phase alone, against the engine, nginx and the sidecar. */

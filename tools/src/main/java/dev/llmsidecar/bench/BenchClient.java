@@ -31,7 +31,9 @@ import java.util.concurrent.TimeoutException;
  * not parsed as JSON: thousands of streams on few threads stay CPU-cheap. Prints one JSON object (microseconds).
  *
  * <p>Modes: {@code stream} (paced events), {@code burst} (the engine sends as fast as the path drains: throughput),
- * {@code plain} (non-streaming requests).
+ * {@code plain} (non-streaming requests), {@code conv} (paced streams that are turns of conversations: each request
+ * resends its conversation's whole history, which grows by a user message or a tool's result and the answer before
+ * it until it passes {@value #CONVERSATION_BYTES} bytes; then a new conversation starts).
  *
  * <p>Usage: {@code BenchClient host port mode conc seconds events intervalMs ttftMs model [instances]};
  * {@code -Dbench.path=/raw/completions} sends to a path the sidecar proxies without timing it (plain proxy cost).
@@ -43,6 +45,11 @@ public final class BenchClient {
     /** A made-up key as long as a real project key ("sk-proj-" and 156 characters). */
     static final String API_KEY = "Bearer sk-proj-" + "x".repeat(156);
     private static final String CHAT = "/v1/chat/completions";
+    /** A conversation's history is at most about this long (bytes of its messages) before a new one starts. */
+    static final int CONVERSATION_BYTES = 200_000;
+    /** Bytes a turn adds: the new input (a user's message, or a tool's result) and the answer before it. */
+    static final int TURN_INPUT_BYTES = 8_000;
+    static final int ANSWER_BYTES = 1_200;
 
     private BenchClient() {
     }
@@ -134,6 +141,9 @@ public final class BenchClient {
         long tokenEvents;
         long bytes;
         private LoadClient client;
+        /** Conversations not in a request now: one per stream at most (conv mode). */
+        private final java.util.ArrayDeque<Conversation> idle = new java.util.ArrayDeque<>();
+        private long conversations;
 
         Share(Vertx vertx, Context context, Phase phase, int streams) {
             this.vertx = vertx;
@@ -157,6 +167,20 @@ public final class BenchClient {
             boolean measured = now - phase.recordFrom() >= 0;
             boolean stream = !phase.mode().equals("plain");
             ResponseReader<Boolean> reader = stream ? new StampReader(measured) : new PlainReader();
+            if (phase.mode().equals("conv")) {
+                Conversation c = idle.isEmpty() ? new Conversation(phase.startedAt() + "-" + conversations++)
+                        : idle.poll();
+                return client.send(options(), c.next(measured ? phase.model() : "bench-warmup"), reader).map(ok -> {
+                    if (ok) {
+                        streamsDone++;
+                        c.answered();
+                    } else {
+                        errors++;
+                    }
+                    idle.add(c.full() ? new Conversation(phase.startedAt() + "-" + conversations++) : c);
+                    return ok;
+                });
+            }
             return client.send(options(), body(stream, measured), reader).map(ok -> {
                 if (ok) {
                     streamsDone++;
@@ -209,6 +233,54 @@ public final class BenchClient {
                     ? ",\"stream_options\":{\"include_usage\":true,\"continuous_usage_stats\":true}" : "";
             return Buffer.buffer("{\"model\":\"" + (measured ? phase.model() : "bench-warmup") + "\",\"stream\":"
                     + stream + usage + ",\"messages\":[{\"role\":\"user\",\"content\":\"benchmark\"}]}");
+        }
+
+        /**
+         * One conversation of the {@code conv} mode: a system prompt, then turns that alternate a user's message and
+         * an agent's tool round (the answer calls a tool, the next turn brings its result). The text is made up and
+         * unique per conversation, so no two conversations share a history.
+         */
+        static final class Conversation {
+            final String id;
+            final StringBuilder history = new StringBuilder();
+            int turns;
+
+            Conversation(String id) {
+                this.id = id;
+                history.append("{\"role\":\"system\",\"content\":\"You are a helpful assistant. ")
+                        .append("Answer briefly. ".repeat(40)).append("\"}");
+            }
+
+            /** The next turn's body: the history so far and a new user message or tool result. */
+            Buffer next(String model) {
+                String words = ("conversation " + id + " turn " + turns + " says something new. ")
+                        .repeat(TURN_INPUT_BYTES / 50);
+                if (turns % 2 == 1) {
+                    history.append(",{\"role\":\"tool\",\"tool_call_id\":\"call-").append(turns)
+                            .append("\",\"content\":\"").append(words).append("\"}");
+                } else {
+                    history.append(",{\"role\":\"user\",\"content\":\"").append(words).append("\"}");
+                }
+                return Buffer.buffer("{\"model\":\"" + model + "\",\"stream\":true,\"messages\":[" + history
+                        + "]}");
+            }
+
+            /** The answer to the last turn joins the history (a tool call after a user's turn). */
+            void answered() {
+                String words = ("answer " + turns + " of " + id + ". ").repeat(ANSWER_BYTES / 30);
+                history.append(",{\"role\":\"assistant\",\"content\":\"").append(words).append('"');
+                if (turns % 2 == 0) {
+                    history.append(",\"tool_calls\":[{\"id\":\"call-").append(turns + 1)
+                            .append("\",\"type\":\"function\",\"function\":{\"name\":\"search\","
+                                    + "\"arguments\":\"{}\"}}]");
+                }
+                history.append('}');
+                turns++;
+            }
+
+            boolean full() {
+                return history.length() >= CONVERSATION_BYTES;
+            }
         }
 
         /** A stream's events: each stamped by the engine ({@code "t"}, first also {@code "a"}) and by its read. */

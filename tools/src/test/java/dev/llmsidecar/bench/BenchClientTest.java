@@ -53,6 +53,45 @@ class BenchClientTest {
         assertThat(plain.getLong("tokenEvents")).isZero();
     }
 
+    /**
+     * The conversation phase's requests: valid chat bodies whose history grows turn by turn (a user message and a
+     * tool's result alternating, each after the answer before), the same conversation's next turn starting with the
+     * previous one's messages, and a new conversation once the history passes 200 KB.
+     */
+    @Test
+    void aConversationResendsItsGrowingHistoryUntil200KbThenANewOneStarts() {
+        BenchClient.Share.Conversation c = new BenchClient.Share.Conversation("t");
+        io.vertx.core.json.JsonArray before = null;
+        int turns = 0;
+        while (!c.full()) {
+            JsonObject body = new JsonObject(c.next("m").toString());
+            io.vertx.core.json.JsonArray messages = body.getJsonArray("messages");
+            assertThat(body.getBoolean("stream")).isTrue();
+            if (before != null) {
+                assertThat(messages.size()).isEqualTo(before.size() + 2);
+                assertThat(messages.getList().subList(0, before.size())).isEqualTo(before.getList());
+                assertThat(messages.getJsonObject(messages.size() - 2).getString("role")).isEqualTo("assistant");
+            }
+            String role = messages.getJsonObject(messages.size() - 1).getString("role");
+            assertThat(role).isEqualTo(turns % 2 == 0 ? "user" : "tool");
+            c.answered();
+            before = messages;
+            turns++;
+        }
+        assertThat(turns).isBetween(15, 30);
+        assertThat(c.history.length()).isBetween(BenchClient.CONVERSATION_BYTES,
+                BenchClient.CONVERSATION_BYTES + 12_000);
+    }
+
+    @Test
+    void aConversationPhaseAnswersEveryTurn() throws Exception {
+        JsonObject r = phase("conv", 4, 5, 5, 5);
+        assertThat(r.getLong("errors")).isZero();
+        assertThat(r.getLong("streams")).isGreaterThan(20);
+        assertThat(r.getLong("tokenEvents")).isBetween(5 * r.getLong("streams"), 5 * r.getLong("streams") + 40);
+        assertThat(r.getJsonObject("ttftOverhead").getLong("count")).isPositive();
+    }
+
     static JsonObject phase(String mode, int conc, int events, int intervalMs, int ttftMs) throws Exception {
         Vertx vertx = Vertx.vertx();
         SimulatedEngine engine = new SimulatedEngine(vertx, EngineBehaviour.defaults().with(Bench.ENGINE_SPEC));

@@ -51,7 +51,8 @@ class BenchRunsCitedTest {
     @Test
     void eachGeneratedReportNamesTheRunItWasMadeFrom() throws Exception {
         Path root = Repo.root();
-        for (String report : List.of("docs/benchmarks.md", "docs/bench/long-streams.md")) {
+        for (String report : List.of("docs/benchmarks.md", "docs/bench/long-streams.md",
+                "docs/bench/conversations.md")) {
             assertThat(CITED.matcher(Files.readString(root.resolve(report))).find()).as(report).isTrue();
         }
     }
