@@ -66,9 +66,15 @@ final class BlockHasher {
             throw new IllegalArgumentException("block bytes must be positive: " + blockBytes);
         }
         this.blockBytes = blockBytes;
+        this.mac = hmac(secret);
+    }
+
+    /** An HMAC-SHA256 under {@code key}, for one thread. */
+    static Mac hmac(byte[] key) {
         try {
-            mac = Mac.getInstance("HmacSHA256");
-            mac.init(new SecretKeySpec(secret, "HmacSHA256"));
+            Mac m = Mac.getInstance("HmacSHA256");
+            m.init(new SecretKeySpec(key, "HmacSHA256"));
+            return m;
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("HmacSHA256 is not available", e);
         }

@@ -1,11 +1,9 @@
 package dev.llmsidecar.trace;
 
 import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
 
 /**
  * A record's {@code conversation_id}: 16 hex digits of HMAC-SHA256(subkey, nonce ‖ number), where subkey =
@@ -24,15 +22,7 @@ final class ConversationIds {
     private final byte[] nonce = new byte[16];
 
     ConversationIds(byte[] secret) {
-        try {
-            Mac derive = Mac.getInstance("HmacSHA256");
-            derive.init(new SecretKeySpec(secret, "HmacSHA256"));
-            byte[] subkey = derive.doFinal(DOMAIN);
-            mac = Mac.getInstance("HmacSHA256");
-            mac.init(new SecretKeySpec(subkey, "HmacSHA256"));
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("HmacSHA256 is not available", e);
-        }
+        this.mac = BlockHasher.hmac(BlockHasher.hmac(secret).doFinal(DOMAIN)); // under the subkey
         new SecureRandom().nextBytes(nonce);
     }
 

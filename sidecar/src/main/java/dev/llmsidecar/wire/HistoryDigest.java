@@ -10,8 +10,8 @@ import java.security.SecureRandom;
  *
  * <p>The hash is xxHash64's round over 64-bit words of UTF-16 code units, seeded with the key, with its avalanche at
  * the end of each message. A message's text goes, as xxHash64's body does, into four lanes (word k into lane k mod 4)
- * whose rounds do not wait for each other: about 0.4 ns a character, where one chain of rounds took 1.2 (a 100 KB
- * history: 40 µs).
+ * whose rounds do not wait for each other: inspecting a 100 KB chat body with the feature on took 127-136 µs so, and
+ * 294-314 µs with one chain of rounds, each waiting for the last (80-97 µs with the feature off; one core, warm).
  * Not a MAC against someone who can query it: nothing outside the process ever sees a digest.
  *
  * <p>What goes in (issue 45's canonical message): its kind ({@link TurnCounter.Message}), its text as one string

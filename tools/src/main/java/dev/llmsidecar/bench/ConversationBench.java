@@ -25,9 +25,26 @@ final class ConversationBench {
     private ConversationBench() {
     }
 
-    /** Per target, over its rounds: requests, CPU seconds, and each round's TTFT overhead p50 / p99 (µs). */
-    record Totals(long requests, double cpuSeconds, double seconds, List<Double> p50, List<Double> p99,
-            List<Double> cpu, long errors) {
+    /** Per target, over its rounds: requests, CPU seconds, and each round's TTFT overhead p50 / p99 and CPU (µs). */
+    static final class Totals {
+        long requests;
+        double cpuSeconds;
+        double seconds;
+        long errors;
+        final List<Double> p50 = new ArrayList<>();
+        final List<Double> p99 = new ArrayList<>();
+        final List<Double> cpu = new ArrayList<>();
+
+        void add(JsonObject p) {
+            requests += p.getLong("streams", 0L);
+            cpuSeconds += p.getDouble("proxyCpuSeconds", 0.0);
+            seconds += p.getDouble("seconds", 0.0);
+            errors += p.getLong("errors", 0L);
+            p50.add(Bench.q(p, "ttftOverhead", "p50"));
+            p99.add(Bench.q(p, "ttftOverhead", "p99"));
+            cpu.add(Bench.cpuPerRequestMicros(p));
+        }
+
         double cpuPerRequestMicros() {
             return requests > 0 ? cpuSeconds * 1e6 / requests : Double.NaN;
         }
@@ -43,16 +60,7 @@ final class ConversationBench {
         Map<String, Totals> out = new LinkedHashMap<>();
         for (Object o : phases) {
             JsonObject p = (JsonObject) o;
-            String t = p.getString("target");
-            Totals before = out.getOrDefault(t, new Totals(0, 0, 0, new ArrayList<>(), new ArrayList<>(),
-                    new ArrayList<>(), 0));
-            before.p50().add(Bench.q(p, "ttftOverhead", "p50"));
-            before.p99().add(Bench.q(p, "ttftOverhead", "p99"));
-            before.cpu().add(Bench.cpuPerRequestMicros(p));
-            out.put(t, new Totals(before.requests() + p.getLong("streams", 0L),
-                    before.cpuSeconds() + p.getDouble("proxyCpuSeconds", 0.0),
-                    before.seconds() + p.getDouble("seconds", 0.0), before.p50(), before.p99(), before.cpu(),
-                    before.errors() + p.getLong("errors", 0L)));
+            out.computeIfAbsent(p.getString("target"), k -> new Totals()).add(p);
         }
         return out;
     }
@@ -78,25 +86,25 @@ final class ConversationBench {
         for (Map.Entry<String, Totals> e : totals.entrySet()) {
             Totals t = e.getValue();
             md.append(String.format(Locale.ROOT, "| %s | %d | %.0f | %s | %s | %.0f | %.0f | %s | %d |%n", e.getKey(),
-                    t.requests(), t.seconds() > 0 ? t.requests() / t.seconds() : 0.0,
+                    t.requests, t.seconds > 0 ? t.requests / t.seconds : 0.0,
                     e.getKey().equals("direct") ? "—" : String.format(Locale.ROOT, "%.0f", t.cpuPerRequestMicros()),
-                    e.getKey().equals("direct") ? "—" : String.join(" / ", t.cpu().stream()
+                    e.getKey().equals("direct") ? "—" : String.join(" / ", t.cpu.stream()
                             .map(v -> String.format(Locale.ROOT, "%.0f", v)).toList()),
-                    Totals.median(t.p50()), Totals.median(t.p99()),
-                    String.join(" / ", t.p99().stream().map(v -> String.format(Locale.ROOT, "%.0f", v)).toList()),
-                    t.errors()));
+                    Totals.median(t.p50), Totals.median(t.p99),
+                    String.join(" / ", t.p99.stream().map(v -> String.format(Locale.ROOT, "%.0f", v)).toList()),
+                    t.errors));
         }
         Totals off = totals.get("sidecar");
         Totals on = totals.get("sidecar-conv");
         if (off != null && on != null) {
             double ratio = on.cpuPerRequestMicros() / off.cpuPerRequestMicros();
-            double addedMs = (Totals.median(on.p99()) - Totals.median(off.p99())) / 1000;
+            double addedMs = (Totals.median(on.p99) - Totals.median(off.p99)) / 1000;
             md.append(String.format(Locale.ROOT, "%nWith the feature on, against the same build as it ships:%n%n"
                     + "- **CPU per request: %.2fx** (%.0f µs against %.0f µs); the bound is %.2fx: %s.%n"
                     + "- **TTFT p99 added: %+.3f ms** (median of the rounds' p99, %.0f µs against %.0f µs); the bound "
                     + "is %.0f ms: %s.%n", ratio, on.cpuPerRequestMicros(), off.cpuPerRequestMicros(),
                     CPU_RATIO_BOUND, ratio <= CPU_RATIO_BOUND ? "met" : "**missed**", addedMs,
-                    Totals.median(on.p99()), Totals.median(off.p99()), ADDED_TTFT_P99_BOUND_MS,
+                    Totals.median(on.p99), Totals.median(off.p99), ADDED_TTFT_P99_BOUND_MS,
                     addedMs <= ADDED_TTFT_P99_BOUND_MS ? "met" : "**missed**"));
         }
         md.append("\nCPU per request is the target's CPU time over the requests answered; TTFT added is the time from "

@@ -129,7 +129,8 @@ final class AiperfTrace {
             laterTurns++;
             rows.add(row.put("session_id", id).put("delay", Math.max(0, Math.round(timestamp - c.endMs)))
                     .put("input_length", fresh).put("output_length", sentOutput)
-                    .put("hash_ids", deltaIds(id, c.turns, TraceRecord.blocks((int) Math.min(fresh, Integer.MAX_VALUE)))));
+                    .put("hash_ids", deltaIds(id, c.turns,
+                            TraceRecord.blocks((int) Math.min(fresh, Integer.MAX_VALUE)))));
         }
         c.turns++;
         c.prompt = prompt;

@@ -482,18 +482,30 @@ public final class Sweep {
      * Sends a session's turn; when it ends, its next turn after the recorded gap, or the next one waiting. A turn that
      * cannot be sent (the step stopped, too many open) ends at once.
      */
-    private void sendTurn(StepState st, SessionGate gate, int index) {
-        st.replayed++;
-        gate.open = true;
-        Future<RequestRecord> f = sendOne(st, true, planned(st.replay.records().get(index)));
-        if (f == null) {
-            turnEnded(st, gate, index);
-        } else {
-            f.onComplete(ar -> turnEnded(st, gate, index));
+    private void sendTurn(StepState st, SessionGate gate, int first) {
+        // a loop, not recursion: a stopped step gives up a session's waiting turns one after another
+        for (int index = first; index >= 0; index = turnEnded(st, gate, index)) {
+            st.replayed++;
+            gate.open = true;
+            Future<RequestRecord> f = sendOne(st, true, planned(st.replay.records().get(index)));
+            if (f != null) {
+                int sent = index;
+                f.onComplete(ar -> {
+                    int waiting = turnEnded(st, gate, sent);
+                    if (waiting >= 0) {
+                        sendTurn(st, gate, waiting);
+                    }
+                });
+                return;
+            }
         }
     }
 
-    private void turnEnded(StepState st, SessionGate gate, int index) {
+    /**
+     * The turn at {@code index} ended: its conversation's next turn goes after the recorded gap (the gate stays
+     * closed), or the gate opens. Returns the waiting turn to send now, or -1.
+     */
+    private int turnEnded(StepState st, SessionGate gate, int index) {
         int next = st.replay.next()[index];
         if (next >= 0) {
             if (st.stopped) {
@@ -501,21 +513,22 @@ public final class Sweep {
                     st.chainedTurns--; // given up with the step
                 }
                 gate.open = false;
-                return;
+                return -1;
             }
-            long gapMillis = Math.max(1, Math.round(st.replay.gapNanos()[next] / 1e6)); // the gate stays closed
+            long gapMillis = Math.max(1, Math.round(st.replay.gapNanos()[next] / 1e6));
             vertx.setTimer(gapMillis, t -> context.runOnContext(v -> {
                 st.chainedTurns--;
                 sendTurn(st, gate, next);
             }));
-            return;
+            return -1;
         }
         gate.open = false;
         Integer waiting = gate.waiting.poll();
-        if (waiting != null) {
-            st.waitingTurns--;
-            sendTurn(st, gate, waiting);
+        if (waiting == null) {
+            return -1;
         }
+        st.waitingTurns--;
+        return waiting;
     }
 
     /**
