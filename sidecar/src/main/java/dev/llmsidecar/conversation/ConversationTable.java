@@ -116,12 +116,6 @@ public final class ConversationTable {
      * @param alias an alias the new entry takes from whichever entry holds it (a conversation's id); 0: none. With an
      *     alias the request is never a regeneration: the id, not the history, says where it belongs.
      * @param afterTool the request answers a tool's result
-     */
-    public synchronized Link arrived(long key, long previousKey, long alias, boolean afterTool, long nowNanos) {
-        return arrived(key, previousKey, alias, afterTool, false, nowNanos);
-    }
-
-    /**
      * @param byId {@code previousKey} is the digest of an id (a response's, a conversation's), not of a history: when
      *     the table does not know it, the turn is unknown, and so are the turns that follow it
      */

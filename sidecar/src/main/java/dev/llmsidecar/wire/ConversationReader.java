@@ -63,6 +63,8 @@ public final class ConversationReader {
 
     private final TurnCounter turns = new TurnCounter();
     private final HistoryDigest digest;
+    /** The body's bytes, to hash a message's text where it lies; null: from the parser's characters. */
+    private final BodyText body;
     private boolean inModelRun;
     private long modelRunStart;
     private long previousKey;
@@ -73,12 +75,14 @@ public final class ConversationReader {
     /** A message of the conversation was read (not only instructions): without one there is no history to link. */
     private boolean anyMessage;
 
-    public ConversationReader() {
-        this(new HistoryDigest());
+    /** @param body the bytes the parser reads, to hash texts where they lie, undecoded (the same digests) */
+    public ConversationReader(BodyText body) {
+        this(new HistoryDigest(), body);
     }
 
-    ConversationReader(HistoryDigest digest) {
+    ConversationReader(HistoryDigest digest, BodyText body) {
         this.digest = digest;
+        this.body = body;
         this.key = digest.value();
     }
 
@@ -90,7 +94,7 @@ public final class ConversationReader {
     /** Reads the Responses API's {@code input}: a string is one user message, an array its items. */
     public void responsesInput(JsonParser p, JsonToken at) throws IOException {
         if (at == JsonToken.VALUE_STRING) {
-            digest.text(p.getTextCharacters(), p.getTextOffset(), p.getTextLength());
+            text(p);
             end(TurnCounter.Message.USER);
             return;
         }
@@ -235,7 +239,7 @@ public final class ConversationReader {
     /** A message's content: a string, or parts; true when a part is a tool's result (Anthropic). */
     private boolean content(JsonParser p, JsonToken v) throws IOException {
         if (v == JsonToken.VALUE_STRING) {
-            digest.text(p.getTextCharacters(), p.getTextOffset(), p.getTextLength());
+            text(p);
             return false;
         }
         if (v != JsonToken.START_ARRAY) {
@@ -246,7 +250,7 @@ public final class ConversationReader {
         while (next(p) != JsonToken.END_ARRAY) {
             JsonToken t = p.currentToken();
             if (t == JsonToken.VALUE_STRING) {
-                digest.text(p.getTextCharacters(), p.getTextOffset(), p.getTextLength());
+                text(p);
             } else if (t == JsonToken.START_OBJECT) {
                 toolResult |= part(p);
             } else {
@@ -266,7 +270,7 @@ public final class ConversationReader {
             if (name.equals("type") && v == JsonToken.VALUE_STRING) {
                 type = p.getText(); // not digested: a string and a text part are the same text
             } else if (name.equals("text") && v == JsonToken.VALUE_STRING) {
-                digest.text(p.getTextCharacters(), p.getTextOffset(), p.getTextLength());
+                text(p);
             } else if (name.equals("content")) {
                 content(p, v); // a tool result's own content
             } else if (LEFT_OUT.contains(name)) {
@@ -281,9 +285,23 @@ public final class ConversationReader {
         return "tool_result".equals(type);
     }
 
+    /**
+     * The text of the string the parser is at: from the body's bytes when the parser says where it starts (a UTF-8
+     * body), left for the parser to skip undecoded; otherwise from the characters the parser decodes.
+     */
+    private void text(JsonParser p) throws IOException {
+        if (body != null) {
+            long quote = p.currentTokenLocation().getByteOffset();
+            if (quote >= 0 && body.digest(quote, digest)) {
+                return;
+            }
+        }
+        digest.text(p.getTextCharacters(), p.getTextOffset(), p.getTextLength());
+    }
+
     /** Any other member: its name and every scalar under it, in order, but the left-out members. */
     private void other(JsonParser p, String name, JsonToken v) throws IOException {
-        digest.other(name.toCharArray(), 0, name.length());
+        digest.other(name);
         value(p, v);
     }
 
@@ -297,7 +315,7 @@ public final class ConversationReader {
                     if (LEFT_OUT.contains(name)) {
                         p.skipChildren();
                     } else {
-                        digest.other(name.toCharArray(), 0, name.length());
+                        digest.other(name);
                         value(p, t);
                     }
                 }

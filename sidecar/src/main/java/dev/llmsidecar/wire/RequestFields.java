@@ -33,7 +33,7 @@ public final class RequestFields {
             String model = null;
             boolean stream = streamDefault;
             Integer priority = null;
-            ConversationReader conversation = conversations.reader();
+            ConversationReader conversation = conversations.reader(body.getByteBuf());
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String name = p.currentName();
                 JsonToken v = p.nextToken();

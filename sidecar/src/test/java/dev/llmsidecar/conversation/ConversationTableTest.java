@@ -28,7 +28,7 @@ class ConversationTableTest {
     }
 
     Link arrive(ConversationTable table, long key, long previous, long alias, boolean afterTool, long now) {
-        Link link = table.arrived(key, previous, alias, afterTool, now);
+        Link link = table.arrived(key, previous, alias, afterTool, false, now);
         links.put(key, link);
         return compared(link);
     }
@@ -53,17 +53,17 @@ class ConversationTableTest {
     @Test
     void everyTurnOfAConversationCarriesItsNumberAndEachFirstTurnANewOne() {
         ConversationTable table = new ConversationTable(16, HOUR, listener);
-        int a = table.arrived(11, 0, 0, false, 0).conversation();
-        int b = table.arrived(21, 0, 0, false, 1).conversation();
+        int a = table.arrived(11, 0, 0, false, false, 0).conversation();
+        int b = table.arrived(21, 0, 0, false, false, 1).conversation();
         assertThat(a).isNotZero();
         assertThat(b).isNotZero().isNotEqualTo(a);
-        Link a1 = table.arrived(11, 0, 0, false, 2); // a regeneration of a's first turn
+        Link a1 = table.arrived(11, 0, 0, false, false, 2); // a regeneration of a's first turn
         assertThat(a1.kind()).isEqualTo(Kind.REPEATED);
         assertThat(a1.conversation()).isEqualTo(a);
         table.ended(a1, 11, 0, 3);
-        assertThat(table.arrived(12, 11, 0, false, 4).conversation()).as("a's second turn").isEqualTo(a);
-        assertThat(table.arrived(22, 21, 0, false, 5).conversation()).as("b's second turn, unfinished").isEqualTo(b);
-        assertThat(table.arrived(31, 0, 0, false, 6).conversation()).isNotZero().isNotIn(a, b);
+        assertThat(table.arrived(12, 11, 0, false, false, 4).conversation()).as("a's second turn").isEqualTo(a);
+        assertThat(table.arrived(22, 21, 0, false, false, 5).conversation()).as("b's second turn, unfinished").isEqualTo(b);
+        assertThat(table.arrived(31, 0, 0, false, false, 6).conversation()).isNotZero().isNotIn(a, b);
     }
 
     @Test
@@ -150,7 +150,7 @@ class ConversationTableTest {
     @Test
     void aForgottenTurnIsNotFoundAgain() {
         ConversationTable table = new ConversationTable(16, HOUR, listener);
-        Link failed = table.arrived(11, 0, 0, false, 0);
+        Link failed = table.arrived(11, 0, 0, false, false, 0);
         table.forget(failed, 11);
         assertThat(table.size()).isZero();
         assertThat(arrive(table, 11, 0, 10 * MS).kind()).isEqualTo(Kind.FIRST);
@@ -168,7 +168,7 @@ class ConversationTableTest {
         Link next = table.arrived(15, 97, 0, false, true, 30);
         assertThat(compared(next)).as("linked, but still unknown").isEqualTo(link(Kind.NEXT, 0, 20));
         // a conversation that started here knows its turns
-        Link start = table.arrived(21, 0, 0, false, 40);
+        Link start = table.arrived(21, 0, 0, false, false, 40);
         table.ended(start, 21, 96, 50);
         assertThat(compared(table.arrived(22, 96, 0, false, true, 60))).isEqualTo(link(Kind.NEXT, 2, 10));
     }
@@ -225,13 +225,13 @@ class ConversationTableTest {
         for (int i = 0; i < 100_000; i++) {
             long key = random.nextLong() | 1;
             long alias = random.nextLong() | 1;
-            Link link = table.arrived(key, 0, 0, false, i);
+            Link link = table.arrived(key, 0, 0, false, false, i);
             table.ended(link, key, alias, i);
             recentAliases[i % 500] = alias;
             if (i % 499 == 0 && i >= 500) {
                 for (long held : recentAliases) {
                     long next = random.nextLong() | 1;
-                    assertThat(table.arrived(next, held, 0, false, i).kind()).isEqualTo(Kind.NEXT);
+                    assertThat(table.arrived(next, held, 0, false, false, i).kind()).isEqualTo(Kind.NEXT);
                 }
             }
         }

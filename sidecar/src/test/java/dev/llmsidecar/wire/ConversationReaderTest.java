@@ -16,10 +16,23 @@ class ConversationReaderTest {
     static final JsonFactory JSON = new JsonFactory();
     static final long KEY = 0x5eed;
 
-    /** Reads {@code body}'s messages (or Responses input) as the inspector does, under one fixed key. */
+    /**
+     * Reads {@code body}'s messages (or Responses input) as the inspector does, under one fixed key: its texts hashed
+     * where they lie in the UTF-8 bytes, and the same reading from the characters of the body in UTF-16 must agree.
+     */
     static Conversation read(String body) throws Exception {
-        ConversationReader reader = new ConversationReader(new HistoryDigest(KEY));
-        try (JsonParser p = JSON.createParser(body)) {
+        byte[] utf8 = body.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        Conversation inPlace = read(JSON.createParser(utf8), BodyText.of(utf8));
+        Conversation fromCharacters = read(JSON.createParser(body.getBytes(java.nio.charset.StandardCharsets.UTF_16)),
+                BodyText.of(body.getBytes(java.nio.charset.StandardCharsets.UTF_16)));
+        assertThat(inPlace).as("hashed in the UTF-8 bytes and from the UTF-16 body's characters").isEqualTo(
+                fromCharacters);
+        return inPlace;
+    }
+
+    static Conversation read(JsonParser parser, BodyText bytes) throws Exception {
+        ConversationReader reader = new ConversationReader(new HistoryDigest(KEY), bytes);
+        try (JsonParser p = parser) {
             p.nextToken();
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String name = p.getCurrentName();

@@ -8,8 +8,9 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
- * The digest's text: one text however it is split across calls (a string, text parts, a parser's segments), four
- * lanes that still tell apart texts that differ in one character, in their order, or in their length.
+ * The digest's text: one text however it is split across calls (a string, text parts, a parser's segments), the same
+ * from its characters and from its UTF-8 bytes however they are given, four lanes that still tell apart texts that
+ * differ in one character, in their order, or in their length.
  */
 class HistoryDigestTest {
 
@@ -41,6 +42,40 @@ class HistoryDigestTest {
             int[] cuts = random.ints(random.nextInt(6), 0, length + 1).sorted().toArray();
             assertThat(digest(text, cuts)).as("%d chars cut at %s", length, java.util.Arrays.toString(cuts))
                     .isEqualTo(digest(text, new int[0]));
+        }
+    }
+
+    @Test
+    void utf8BytesGivenOneEightOrThirtyTwoAtATimeAreTheTextTheyEncode() {
+        Random random = new Random(46);
+        String alphabet = "abcdefghij klmnopqrstuvwxyz0123456789\n\"éß€中😀";
+        for (int n = 0; n < 2000; n++) {
+            StringBuilder sb = new StringBuilder();
+            int length = random.nextInt(n < 1000 ? 60 : 2000);
+            while (sb.length() < length) {
+                int at = random.nextInt(alphabet.length());
+                sb.append(Character.isHighSurrogate(alphabet.charAt(at)) ? alphabet.substring(at, at + 2)
+                        : Character.isLowSurrogate(alphabet.charAt(at)) ? "x" : alphabet.substring(at, at + 1));
+            }
+            String text = sb.toString();
+            byte[] b = text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            java.nio.ByteBuffer le = java.nio.ByteBuffer.wrap(b).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            HistoryDigest d = new HistoryDigest(KEY);
+            int i = 0;
+            while (i < b.length) {
+                int step = random.nextInt(3);
+                if (step == 2 && i + 32 <= b.length) {
+                    d.utf8(le.getLong(i), le.getLong(i + 8), le.getLong(i + 16), le.getLong(i + 24));
+                    i += 32;
+                } else if (step >= 1 && i + 8 <= b.length) {
+                    d.utf8(le.getLong(i));
+                    i += 8;
+                } else {
+                    d.utf8Byte(b[i++]);
+                }
+            }
+            d.endMessage(TurnCounter.Message.USER);
+            assertThat(d.value()).as(text).isEqualTo(digest(text, new int[0]));
         }
     }
 

@@ -375,6 +375,34 @@ public final class Processes {
         return file != null && Files.isRegularFile(file) ? jvmOptions(file) : List.of();
     }
 
+    /**
+     * Nanoseconds the processes' live threads have spent on a CPU ({@code /proc/PID/task/TID/schedstat}; 0 where
+     * there is no /proc); with {@code compilerOnly}, the JIT compiler's threads' only ({@code C1 CompilerThre...},
+     * {@code C2 CompilerThre...}). HotSpot starts and ends compiler threads as its queue grows and drains, so the time
+     * of one that ended between two readings is missed: a lower bound.
+     */
+    public static long onCpuNanos(List<Long> pids, boolean compilerOnly) {
+        long sum = 0;
+        for (long pid : pids) {
+            try (var tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+                for (Path t : (Iterable<Path>) tasks::iterator) {
+                    try {
+                        if (compilerOnly && !Files.readString(t.resolve("comm")).contains("CompilerThre")) {
+                            continue;
+                        }
+                        String stat = Files.readString(t.resolve("schedstat")).trim();
+                        sum += Long.parseLong(stat.substring(0, stat.indexOf(' ')));
+                    } catch (IOException | RuntimeException e) {
+                        // the thread ended
+                    }
+                }
+            } catch (IOException e) {
+                // process gone
+            }
+        }
+        return sum;
+    }
+
     public static String javaBinary() {
         return Path.of(System.getProperty("java.home"), "bin", "java").toString();
     }

@@ -92,7 +92,7 @@ public final class OpenAiRequestInspector {
             }
             Scan s = new Scan();
             s.objectAt = offset(p);
-            s.conversation = conversations.reader();
+            s.conversation = conversations.reader(body.getByteBuf());
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String name = p.currentName();
                 JsonToken v = p.nextToken();
