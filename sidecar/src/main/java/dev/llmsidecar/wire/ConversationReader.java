@@ -15,7 +15,8 @@ import java.util.Set;
  *       the key the turn before stored (0: none, a first turn). That covers plain chat, an assistant message with tool
  *       calls followed by one or more tool results, parallel calls, and a user message after a tool.</li>
  * </ul>
- * Keeps no text: the digests see each string as Jackson holds it and let it go.
+ * Keeps no text: a message's text is hashed where it lies in the body ({@link BodyText}), or as the parser decodes
+ * it, and let go.
  */
 public final class ConversationReader {
 
