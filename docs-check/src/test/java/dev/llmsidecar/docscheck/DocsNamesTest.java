@@ -84,9 +84,7 @@ class DocsNamesTest {
 
     @BeforeAll
     static void index() throws IOException {
-        String property = System.getProperty("docs.check.repo");
-        root = (property != null ? Path.of(property) : Path.of("..")).toAbsolutePath().normalize();
-        assertThat(root.resolve("README.md")).as("the repository root (docs.check.repo)").isRegularFile();
+        root = repositoryRoot();
         List<Path> own = new ArrayList<>();
         List<String> missing = new ArrayList<>();
         for (String module : MODULES) {
@@ -103,7 +101,7 @@ class DocsNamesTest {
                 + "(mvn -o package -DskipTests compiles main and test classes)").isEmpty();
         index = new ClassIndex(own, ClassIndex.testClasspath());
         found = new ArrayList<>();
-        for (Path doc : docs()) {
+        for (Path doc : docs(root)) {
             String text = Files.readString(doc, StandardCharsets.UTF_8);
             for (CodeSpans.Span s : CodeSpans.of(text)) {
                 Matcher form = form(s.text());
@@ -122,8 +120,16 @@ class DocsNamesTest {
         }
     }
 
+    /** The repository's root: the property docs.check.repo, or the parent of this module. */
+    static Path repositoryRoot() {
+        String property = System.getProperty("docs.check.repo");
+        Path root = (property != null ? Path.of(property) : Path.of("..")).toAbsolutePath().normalize();
+        assertThat(root.resolve("README.md")).as("the repository root (docs.check.repo)").isRegularFile();
+        return root;
+    }
+
     /** README.md and docs/*.md (not docs/bench/: dated measurement records, which name the code of their day). */
-    static List<Path> docs() throws IOException {
+    static List<Path> docs(Path root) throws IOException {
         List<Path> docs = new ArrayList<>();
         docs.add(root.resolve("README.md"));
         try (Stream<Path> files = Files.list(root.resolve("docs"))) {
