@@ -76,7 +76,10 @@ public final class ConversationReader {
     /** A message of the conversation was read (not only instructions): without one there is no history to link. */
     private boolean anyMessage;
 
-    /** @param body the bytes the parser reads, to hash texts where they lie, undecoded (the same digests) */
+    /**
+     * @param body the bytes the parser reads, to hash texts where they lie, undecoded (the same digests); null: from
+     *     the characters the parser decodes
+     */
     public ConversationReader(BodyText body) {
         this(new HistoryDigest(), body);
     }

@@ -17,7 +17,10 @@ public enum ConversationShape {
     /** The Responses API: {@code input}, {@code previous_response_id}, {@code conversation}. */
     RESPONSES;
 
-    /** A reader for one request body (the bytes the parser reads), or null when this shape reads nothing. */
+    /**
+     * A reader for one request body (the bytes the parser reads: its texts hashed where they lie, when
+     * {@link BodyText#of} can), or null when this shape reads nothing.
+     */
     public ConversationReader reader(io.netty.buffer.ByteBuf body) {
         return this == NONE ? null : new ConversationReader(BodyText.of(body));
     }

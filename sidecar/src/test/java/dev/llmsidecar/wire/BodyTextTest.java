@@ -106,6 +106,41 @@ class BodyTextTest {
     }
 
     @Test
+    void aBodyInMoreBuffersThanTheViewsAllowIsReadFromCharactersToTheSameConversation() {
+        StringBuilder messages = new StringBuilder();
+        for (int i = 0; i < 40; i++) {
+            messages.append(i == 0 ? "" : ",").append("{\"role\":\"").append(i % 2 == 0 ? "user" : "assistant")
+                    .append("\",\"content\":\"turn ").append(i).append(" caf\\u00e9 é\\n").append("x".repeat(40))
+                    .append("\"}");
+        }
+        byte[] bytes = ("{\"model\":\"m\",\"messages\":[" + messages + "]}").getBytes(StandardCharsets.UTF_8);
+        RequestFields fields = new RequestFields(JSON, ConversationShape.MESSAGES);
+        int[] everyTwoBytes = java.util.stream.IntStream.iterate(2, c -> c < bytes.length, c -> c + 2).toArray();
+        int[] fewerThanTheLimit = java.util.stream.IntStream.rangeClosed(1, BodyText.MAX_PARTS - 1)
+                .map(k -> k * bytes.length / BodyText.MAX_PARTS).distinct().toArray();
+        ByteBuf whole = gathered(bytes, new int[0]);
+        ByteBuf many = gathered(bytes, everyTwoBytes);
+        ByteBuf atTheLimit = gathered(bytes, fewerThanTheLimit);
+        try {
+            assertThat(many.nioBufferCount()).isGreaterThan(BodyText.MAX_PARTS);
+            assertThat(BodyText.of(many)).as("no views past the limit").isNull();
+            assertThat(atTheLimit.nioBufferCount()).isEqualTo(BodyText.MAX_PARTS);
+            assertThat(BodyText.of(atTheLimit)).isNotNull();
+            ConversationReader.Conversation expected =
+                    fields.inspect(io.vertx.core.buffer.Buffer.buffer(whole), false).conversation();
+            assertThat(expected.key()).isNotZero();
+            assertThat(fields.inspect(io.vertx.core.buffer.Buffer.buffer(many), false).conversation())
+                    .isEqualTo(expected);
+            assertThat(fields.inspect(io.vertx.core.buffer.Buffer.buffer(atTheLimit), false).conversation())
+                    .isEqualTo(expected);
+        } finally {
+            whole.release();
+            many.release();
+            atTheLimit.release();
+        }
+    }
+
+    @Test
     void nothingIsHashedWhereNoStringStarts() {
         byte[] bytes = "{\"content\":\"abc\"}".getBytes(StandardCharsets.UTF_8);
         HistoryDigest d = new HistoryDigest(KEY);
