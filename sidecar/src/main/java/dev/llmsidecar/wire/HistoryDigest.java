@@ -77,7 +77,7 @@ public final class HistoryDigest {
             char c = chars[i];
             if (c < 0x80) {
                 // eight ASCII characters at a time: one word
-                if (i + 8 <= end && textBytes == 0) {
+                if (i + 8 <= end) {
                     long w = c;
                     int j = 1;
                     for (; j < 8; j++) {
@@ -94,13 +94,10 @@ public final class HistoryDigest {
                     }
                 }
                 utf8Byte(c);
-            } else if (c < 0x800) {
-                utf8Byte(0xC0 | (c >> 6));
-                utf8Byte(0x80 | (c & 0x3F));
             } else if (Character.isHighSurrogate(c) && i + 1 < end && Character.isLowSurrogate(chars[i + 1])) {
                 codePoint(Character.toCodePoint(c, chars[++i]));
             } else {
-                codePoint(c); // a code unit of the basic plane, or a surrogate alone: its three bytes
+                codePoint(c); // a code unit of the basic plane, or a surrogate alone (its three bytes)
             }
         }
     }

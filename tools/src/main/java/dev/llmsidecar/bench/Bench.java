@@ -517,7 +517,7 @@ public final class Bench {
         long[] onCpu = new long[measured.size()];
         for (int i = 0; i < measured.size(); i++) {
             ticks[i] = cpuTicks(measured.get(i).pids);
-            onCpu[i] = onCpuNanos(measured.get(i).pids);
+            onCpu[i] = Processes.onCpuNanos(measured.get(i).pids, false);
         }
         long s = System.nanoTime();
         Thread.sleep(seconds * 1000L);
@@ -526,7 +526,7 @@ public final class Bench {
         for (int i = 0; i < measured.size(); i++) {
             Endpoint t = measured.get(i);
             double cpu = (cpuTicks(t.pids) - ticks[i]) / 100.0;
-            double sched = (onCpuNanos(t.pids) - onCpu[i]) / 1e9;
+            double sched = (Processes.onCpuNanos(t.pids, false) - onCpu[i]) / 1e9;
             JsonObject r = new JsonObject().put("seconds", elapsed).put("cpuSeconds", cpu)
                     .put("millicores", cpu / elapsed * 1000).put("onCpuMillicores", sched / elapsed * 1000);
             if (t.jvm()) {
@@ -1125,7 +1125,7 @@ public final class Bench {
     JsonObject phase(Endpoint target, String mode, int conc, int seconds, int events, int intervalMs,
             int ttftMs, String model, Endpoint engine, boolean continuousUsage) throws Exception {
         JsonObject jvmBefore = target.jvm() ? JvmProbe.counters(target.mgmtPort) : null;
-        long compiler = target.jvm() ? onCpuNanos(target.pids, true) : 0;
+        long compiler = target.jvm() ? Processes.onCpuNanos(target.pids, true) : 0;
         long cpuTarget = target.name.equals("direct") ? 0 : cpuTicks(target.pids);
         long cpuEngine = cpuTicks(engine.pids);
         long[] box = boxTicks();
@@ -1142,7 +1142,7 @@ public final class Bench {
         started.remove(p);
         long cpuT = target.name.equals("direct") ? 0 : cpuTicks(target.pids) - cpuTarget;
         long cpuE = cpuTicks(engine.pids) - cpuEngine;
-        double compilerSeconds = target.jvm() ? (onCpuNanos(target.pids, true) - compiler) / 1e9 : 0.0;
+        double compilerSeconds = target.jvm() ? (Processes.onCpuNanos(target.pids, true) - compiler) / 1e9 : 0.0;
         long[] boxAfter = boxTicks();
         double total = boxAfter[0] - box[0];
         JsonObject r;
@@ -1318,16 +1318,6 @@ public final class Bench {
             }
         }
         return sum;
-    }
-
-    /** Nanoseconds the processes' live threads have spent on a CPU ({@link Processes#onCpuNanos}). */
-    static long onCpuNanos(List<Long> pids) {
-        return Processes.onCpuNanos(pids, false);
-    }
-
-    /** As {@link #onCpuNanos(List)}, of the JIT compiler's threads only when {@code compilerOnly}. */
-    static long onCpuNanos(List<Long> pids, boolean compilerOnly) {
-        return Processes.onCpuNanos(pids, compilerOnly);
     }
 
     /**
